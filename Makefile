@@ -1,0 +1,113 @@
+# Build, test and run targets for rocketmq-flowspec.
+# Everything runs from a project virtual environment in .venv, created and kept up
+# to date by the stamp file .venv/.installed (reinstalled when pyproject.toml changes).
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+# Top-level package markers: an editable install maps only the packages that existed
+# when it ran, so a newly created package triggers a reinstall.
+PKG_INITS := $(wildcard spec/__init__.py reference/__init__.py properties/__init__.py traces/__init__.py)
+
+# Spark's Python workers must run the venv interpreter (pyarrow and this project live there).
+export PYSPARK_PYTHON        := $(abspath $(BIN))/python
+export PYSPARK_DRIVER_PYTHON := $(abspath $(BIN))/python
+export SPARK_LOCAL_IP        := 127.0.0.1
+export PYTHONHASHSEED        := 0
+
+.DEFAULT_GOAL := help
+# Targets run one after another (test = typecheck, then pytest, then symbolic).
+.NOTPARALLEL:
+.PHONY: help venv check-java demo test typecheck pytest symbolic check-deep mutants bench docs clean distclean
+
+help:
+	@echo "make venv        create/refresh .venv and install the project with its dev tools"
+	@echo "make test        typecheck + pytest + symbolic (what CI runs)"
+	@echo "make typecheck   mypy --strict on the packages"
+	@echo "make pytest      the test suite (PYTEST_ARGS='...' to pass options)"
+	@echo "make symbolic    CrossHair contract checks (python -m spec.symbolic)"
+	@echo "make check-deep  the test suite with HYPOTHESIS_PROFILE=deep"
+	@echo "make mutants     mutation check of the properties"
+	@echo "make bench       Spark trace benchmarks"
+	@echo "make demo        explore a profile and expect a known violation"
+	@echo "make docs        generate documentation"
+	@echo "make clean       remove caches and build output (distclean also removes .venv)"
+
+# ---------------------------------------------------------------- environment
+
+$(BIN)/python:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' 2>/dev/null || { \
+	  echo "error: Python >= 3.11 is required, but '$(PYTHON)' is: $$($(PYTHON) -c 'import sys; print(sys.version.split()[0])' 2>/dev/null || echo 'not a working Python')"; \
+	  echo "       Install Python 3.11 or newer and run e.g.: make PYTHON=python3.11 venv"; \
+	  exit 1; }
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml $(PKG_INITS) | $(BIN)/python
+	$(BIN)/python -m pip install --no-input --disable-pip-version-check -e '.[dev]'
+	@touch $@
+
+venv: $(STAMP)
+
+check-java:
+	@java="$${JAVA_HOME:+$$JAVA_HOME/bin/}java"; \
+	if ! out=$$("$$java" -version 2>&1); then \
+	  echo "error: Spark needs Java >= 17, and '$$java -version' did not run."; \
+	  echo "       On Debian/Ubuntu install it with: apt-get update && apt-get install -y openjdk-17-jre-headless"; \
+	  exit 1; \
+	fi; \
+	ver=$$(printf '%s\n' "$$out" | sed -n 's/.*version "\([^"]*\)".*/\1/p' | head -n 1); \
+	major=$${ver%%.*}; \
+	if [ "$$major" = 1 ]; then major=$$(printf '%s' "$$ver" | cut -d. -f2); fi; \
+	case "$$major" in ''|*[!0-9]*) major=0 ;; esac; \
+	if [ "$$major" -lt 17 ]; then \
+	  echo "error: Spark needs Java >= 17, but '$$java' is version '$$ver'."; \
+	  echo "       On Debian/Ubuntu install it with: apt-get update && apt-get install -y openjdk-17-jre-headless"; \
+	  echo "       (and point JAVA_HOME at it, or put it first on PATH)"; \
+	  exit 1; \
+	fi
+
+# ---------------------------------------------------------------- checks
+
+test: typecheck pytest symbolic
+
+typecheck: $(STAMP)
+	$(BIN)/mypy --strict spec reference properties traces
+
+# pytest exits 5 when it collects no test at all; that is not a failure of the build.
+pytest: check-java $(STAMP)
+	@echo "$(BIN)/pytest $(PYTEST_ARGS)"
+	@rc=0; $(BIN)/pytest $(PYTEST_ARGS) || rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest: no tests were collected (exit 5)"; rc=0; fi; \
+	exit $$rc
+
+symbolic: $(STAMP)
+	$(BIN)/python -m spec.symbolic
+
+check-deep: check-java $(STAMP)
+	HYPOTHESIS_PROFILE=deep $(BIN)/pytest $(PYTEST_ARGS)
+
+mutants: $(STAMP)
+	$(BIN)/python -m properties.mutants
+
+# ---------------------------------------------------------------- programs
+
+demo: check-java $(STAMP)
+	$(BIN)/flowspec explore --profile 5.3.3 --expect-violation begin_time_is_zero_when_lock_is_free
+
+bench: check-java $(STAMP)
+	$(BIN)/python -m traces.bench
+
+docs: $(STAMP)
+	$(BIN)/python -m spec.docgen
+
+# ---------------------------------------------------------------- cleaning
+
+clean:
+	rm -rf build dist *.egg-info .hypothesis .mypy_cache .pytest_cache .crosshair spark-warehouse metastore_db derby.log out
+	find . -path ./$(VENV) -prune -o -path ./.git -prune -o -type d -name __pycache__ -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)

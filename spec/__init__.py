@@ -1,0 +1,32 @@
+"""rocketmq-flowspec: an executable specification of Apache RocketMQ's broker overload protection.
+
+Scope. How a RocketMQ broker decides to answer a producer ``[REJECTREQUEST]system busy``,
+``[OVERLOAD]system busy``, ``[PC_SYNCHRONIZED]broker busy``, ``[PCBUSY_CLEAN_QUEUE]broker busy``
+or ``[TIMEOUT_CLEAN_QUEUE]broker busy``: the dispatch of requests to bounded executor queues
+(:mod:`spec.remoting`), the executor workers and the commit-log put lock whose hold time decides
+"page cache busy" (:mod:`spec.workers`, :mod:`spec.putlock`), the TransientStorePool of write
+buffers and the commit service that returns them (:mod:`spec.storepool`,
+:mod:`spec.commitservice`), BrokerFastFailure's queue cleaning every 10 ms
+(:mod:`spec.fastfailure`), the sync producer's retry decision (:mod:`spec.client`), and the
+per-topic token bucket with a circuit breaker of source 004 (:mod:`spec.limiter`; an extension,
+off by default).
+
+Reading order. :mod:`spec.codes` (the wire vocabulary) → :mod:`spec.profiles` (versions as
+data) → :mod:`spec.config` → :mod:`spec.state` → :mod:`spec.actions` → the actors' modules →
+:mod:`spec.machine` (``enabled``/``step``) → :mod:`spec.invariants` (the claims).
+
+Sources. ``../shared/rocketmq/semantics.md`` (a digest of apache/rocketmq 4.0.0–5.3.3 and
+HEAD, with file paths; abbreviations R/, B/, S/, C/, CL/ as defined there) and the five source
+articles; each rule cites its file, method and versions.
+
+Non-goals (each also stated where it would apply):
+- GO_AWAY during shutdown (5.2.0+), slave roles and slaveActingMaster: the broker is a running master.
+- The proxy's 10 s cleaner and the rust port's divergences: other implementations, judged by
+  their traces against this spec rather than specified here.
+- Flush, replication waits, message validation, reads and consumption: they do not decide any
+  of the five answers.
+- Exceptions that kill the fast-failure schedule (corner 28) and ``submit`` failures other than
+  RejectedExecutionException (corner 11).
+
+Everything is pure: frozen dataclasses in, frozen dataclasses out; the only clock is ``now``.
+"""

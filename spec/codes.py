@@ -1,0 +1,134 @@
+"""The wire vocabulary: request codes, response codes and the exact remark strings.
+
+These are the values a producer sees. Remarks are quoted verbatim from the Java source; a
+leading space or a missing one is part of the contract (the rust port's ``[REJECT REQUEST]``,
+with a space, is a divergence precisely because of this).
+
+Sources (paths abbreviated as in ``../shared/rocketmq/semantics.md`` section 0):
+  R/protocol/RemotingSysResponseCode.java (4.0.0–HEAD, unchanged),
+  common/.../protocol/RequestCode.java (4.x), R/protocol/RequestCode.java (5.x),
+  R/netty/NettyRemotingAbstract.java processRequestCommand,
+  B/latency/BrokerFastFailure.java cleanExpiredRequest / cleanExpiredRequestInQueue,
+  B/processor/SendMessageProcessor.java handlePutMessageResult.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+
+
+class RequestCode(enum.IntEnum):
+    """The request codes the spec distinguishes (RequestCode.java; values identical in 4.x and 5.x)."""
+
+    SEND_MESSAGE = 10
+    PULL_MESSAGE = 11
+    QUERY_MESSAGE = 12
+    GET_BROKER_RUNTIME_INFO = 28  # an admin request: served by the default processor's executor
+    HEART_BEAT = 34
+    CONSUMER_SEND_MSG_BACK = 36
+    END_TRANSACTION = 37
+    SEND_MESSAGE_V2 = 310
+    SEND_BATCH_MESSAGE = 320
+    LITE_PULL_MESSAGE = 361
+    RECALL_MESSAGE = 370  # 5.3.2+ only
+    ACK_MESSAGE = 200051  # 5.0.0+ only
+    UNKNOWN = 99999  # no processor is registered for it in any version
+
+
+#: Codes whose processor writes to the commit log in the worker (the "put path").
+PUT_CODES: frozenset[RequestCode] = frozenset(
+    {
+        RequestCode.SEND_MESSAGE,
+        RequestCode.SEND_MESSAGE_V2,
+        RequestCode.SEND_BATCH_MESSAGE,
+        RequestCode.CONSUMER_SEND_MSG_BACK,
+    }
+)
+
+
+class ResponseCode(enum.IntEnum):
+    """Response codes (RemotingSysResponseCode 0–4, ResponseCode for the rest)."""
+
+    SUCCESS = 0
+    SYSTEM_ERROR = 1
+    SYSTEM_BUSY = 2
+    REQUEST_CODE_NOT_SUPPORTED = 3
+    TOPIC_NOT_EXIST = 17
+    SERVICE_NOT_AVAILABLE = 14
+    NO_PERMISSION = 16
+    NO_BUYER_ID = 204
+    NOT_IN_CURRENT_UNIT = 205
+    GO_AWAY = 1500
+
+
+class ResponseKind(enum.Enum):
+    """Why the broker answered: one value per place in the code that writes a response."""
+
+    NOT_SUPPORTED = "NOT_SUPPORTED"  # dispatch, or the admin processor's default branch
+    REJECT_REQUEST = "REJECTREQUEST"  # dispatch: processor.rejectRequest() was true
+    OVERLOAD = "OVERLOAD"  # dispatch: executor.submit threw RejectedExecutionException
+    PC_SYNCHRONIZED = "PC_SYNCHRONIZED"  # worker: store busy at the put pre-check
+    PCBUSY_CLEAN_QUEUE = "PCBUSY_CLEAN_QUEUE"  # fast failure phase 1
+    TIMEOUT_CLEAN_QUEUE = "TIMEOUT_CLEAN_QUEUE"  # fast failure phase 2
+    RATE_LIMIT = "RateLimit"  # per-topic limiter extension (source 004)
+    EXCEPTION = "EXCEPTION"  # worker: a Throwable escaped processRequest
+    SUCCESS = "SUCCESS"  # worker: the processor completed normally
+
+
+# -- Remarks, verbatim ---------------------------------------------------------------------
+
+REJECT_REQUEST_REMARK = "[REJECTREQUEST]system busy, start flow control for a while"
+OVERLOAD_REMARK = "[OVERLOAD]system busy, start flow control for a while"
+PC_SYNCHRONIZED_REMARK = "[PC_SYNCHRONIZED]broker busy, start flow control for a while"
+_PCBUSY_FORMAT = (
+    "[PCBUSY_CLEAN_QUEUE]broker busy, start flow control for a while, "
+    "period in queue: {period}ms, size of queue: {size}"
+)
+_TIMEOUT_FORMAT = (
+    "[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, "
+    "period in queue: {period}ms, size of queue: {size}"
+)
+
+
+def not_supported_remark(code: int) -> str:
+    """``" request type " + code + " not supported"``: note the leading space."""
+    return f" request type {code} not supported"
+
+
+def pcbusy_remark(period_ms: int, queue_size: int) -> str:
+    """The phase-1 remark; ``period`` uses %s on a long, ``size`` %d (same text for ints)."""
+    return _PCBUSY_FORMAT.format(period=period_ms, size=queue_size)
+
+
+def timeout_remark(period_ms: int, queue_size: int) -> str:
+    """The phase-2 remark, same shape as :func:`pcbusy_remark`."""
+    return _TIMEOUT_FORMAT.format(period=period_ms, size=queue_size)
+
+
+def rate_limit_remark(resource: str, need_wait_micros: int) -> str:
+    """Source 004's RateLimitHandler: ``"[RateLimit] for " + resource + " need wait:" + w + "microsecs"``."""
+    return f"[RateLimit] for {resource} need wait:{need_wait_micros}microsecs"
+
+
+_CLEAN_QUEUE_PATTERN = re.compile(
+    r"\[(PCBUSY_CLEAN_QUEUE|TIMEOUT_CLEAN_QUEUE)\]broker busy, start flow control for a while, "
+    r"period in queue: (-?\d+)ms, size of queue: (\d+)"
+)
+_RATE_LIMIT_PATTERN = re.compile(r"\[RateLimit\] for (.+) need wait:(\d+)microsecs")
+
+
+def parse_clean_queue_remark(remark: str) -> tuple[str, int, int] | None:
+    """Return (tag, period_ms, queue_size) of a PCBUSY/TIMEOUT remark, or None if it is not one."""
+    m = _CLEAN_QUEUE_PATTERN.fullmatch(remark)
+    if m is None:
+        return None
+    return m.group(1), int(m.group(2)), int(m.group(3))
+
+
+def parse_rate_limit_remark(remark: str) -> tuple[str, int] | None:
+    """Return (resource, need_wait_micros) of a RateLimit remark, or None if it is not one."""
+    m = _RATE_LIMIT_PATTERN.fullmatch(remark)
+    if m is None:
+        return None
+    return m.group(1), int(m.group(2))

@@ -1,0 +1,56 @@
+"""CommitRealTimeService: copies write buffers to the file channel and returns full files' buffers.
+
+It runs only when the pool is enabled. Each call of ``MappedFileQueue.commit`` commits at most
+one file, the one holding ``committedWhere`` (corner 37); crossing a file boundary takes one
+more call. Within one ``commit()`` Java copies the bytes and, when the commit reached the file
+size, returns the buffer; the spec splits those into two steps so that the short window where a
+full file's buffer is not yet back (the pool looks one buffer poorer) is visible.
+
+Source: S/CommitLog.java CommitRealTimeService.run, S/MappedFileQueue.java commit,
+S/MappedFile.java / S/logfile/DefaultMappedFile.java commit (semantics.md 3.5, 3.6).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from spec.actions import CommitServiceCommits, CommitServiceReturnsBuffer
+from spec.config import BrokerConfig
+from spec.state import BrokerState
+from spec.storepool import commit_file, file_awaiting_return, file_to_commit, return_committed_buffer
+
+
+def commit_service_commits_enabled(config: BrokerConfig, s: BrokerState, a: CommitServiceCommits) -> bool:
+    """Guard: the pool is enabled and a file has uncommitted bytes in its write buffer, with no
+    buffer still due back."""
+    return config.pool_enabled and file_to_commit(s.files, config.mapped_file_size) is not None
+
+
+def commit_service_commits(config: BrokerConfig, s: BrokerState, a: CommitServiceCommits) -> BrokerState:
+    """Effect: that file's committedPosition = wrotePosition.
+
+    Source: S/MappedFile.java commit0 (4.x), S/logfile/DefaultMappedFile.java commit0 (5.x).
+    Simplification: see :func:`spec.storepool.commit_file` (cadence and least pages abstracted).
+    """
+    position = file_to_commit(s.files, config.mapped_file_size)
+    assert position is not None
+    return replace(s, files=commit_file(s.files, position))
+
+
+def commit_service_returns_buffer_enabled(
+    config: BrokerConfig, s: BrokerState, a: CommitServiceReturnsBuffer
+) -> bool:
+    """Guard: a file's commit reached the file size and it still holds its buffer."""
+    return file_awaiting_return(s.files, config.mapped_file_size) is not None
+
+
+def commit_service_returns_buffer(config: BrokerConfig, s: BrokerState, a: CommitServiceReturnsBuffer) -> BrokerState:
+    """Effect: ``transientStorePool.returnBuffer(writeBuffer)`` (to the deque head); writeBuffer = null.
+
+    Source: S/MappedFile.java commit (4.x) / DefaultMappedFile.commit (5.x): ``if (writeBuffer
+    != null && transientStorePool != null && committedPosition == fileSize)`` (semantics.md 3.5).
+    """
+    position = file_awaiting_return(s.files, config.mapped_file_size)
+    assert position is not None
+    files, available = return_committed_buffer(s.files, s.available_buffers, position)
+    return replace(s, files=files, available_buffers=available)

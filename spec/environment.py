@@ -1,0 +1,103 @@
+"""The broker's environment: the clock, an operator changing settings, broker-internal
+submissions, and the HA service's use of the put lock.
+
+Source: S/CommitLog.java appendData (HA holds the put lock without stamping it, corner 5);
+B/BrokerController updateBrokerConfig (dynamic settings read each fast-failure run, corner 27).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from spec.actions import (
+    ClockAdvances,
+    HaServiceAcquiresPutLock,
+    HaServiceReleasesPutLock,
+    InternalTaskSubmitted,
+    OperatorSetsFastFailureEnable,
+    OperatorSetsQueueWait,
+)
+from spec.config import BrokerConfig
+from spec.putlock import HA_SERVICE, acquire_for_ha, release_for_ha
+from spec.state import BrokerState, ForeignTask, with_executor
+
+
+def clock_advances_enabled(config: BrokerConfig, s: BrokerState, a: ClockAdvances) -> bool:
+    """Guard: time moves forward.
+
+    Simplification: the wall clock never steps back (a negative diff is "not busy" in Java).
+    """
+    return a.ms > 0
+
+
+def clock_advances(config: BrokerConfig, s: BrokerState, a: ClockAdvances) -> BrokerState:
+    """Effect: now += ms."""
+    return replace(s, now=s.now + a.ms)
+
+
+def operator_sets_fast_failure_enable_enabled(
+    config: BrokerConfig, s: BrokerState, a: OperatorSetsFastFailureEnable
+) -> bool:
+    """Guard: the value changes."""
+    return s.fast_failure_enable != a.enabled
+
+
+def operator_sets_fast_failure_enable(
+    config: BrokerConfig, s: BrokerState, a: OperatorSetsFastFailureEnable
+) -> BrokerState:
+    """Effect: brokerFastFailureEnable = enabled; the next run reads it (semantics.md 4.1)."""
+    return replace(s, fast_failure_enable=a.enabled)
+
+
+def operator_sets_queue_wait_enabled(config: BrokerConfig, s: BrokerState, a: OperatorSetsQueueWait) -> bool:
+    """Guard: the queue is cleaned and its wait changes."""
+    return any(q is a.queue and w != a.wait_ms for q, w in s.queue_waits)
+
+
+def operator_sets_queue_wait(config: BrokerConfig, s: BrokerState, a: OperatorSetsQueueWait) -> BrokerState:
+    """Effect: waitTimeMillsIn<queue>Queue = wait_ms; read by the next phase-2 scan of that queue
+    (getter each tick in 4.2.0–5.2.0, Supplier from 5.3.0) (semantics.md 4.3)."""
+    return replace(s, queue_waits=tuple((q, a.wait_ms if q is a.queue else w) for q, w in s.queue_waits))
+
+
+def internal_task_submitted_enabled(config: BrokerConfig, s: BrokerState, a: InternalTaskSubmitted) -> bool:
+    """Guard: the executor exists, all its threads are started, and its queue has room."""
+    if not any(e.name is a.executor for e in config.executors):
+        return False
+    executor, shape = s.executor(a.executor), config.executor(a.executor)
+    room = shape.capacity is None or len(executor.queue) < shape.capacity
+    return len(executor.workers) >= shape.threads and room
+
+
+def internal_task_submitted(config: BrokerConfig, s: BrokerState, a: InternalTaskSubmitted) -> BrokerState:
+    """Effect: a plain FutureTask (4.x ``submit`` of a non-RequestTask) joins the queue's tail.
+
+    Source: semantics.md 1.3, 4.4; the 4.2.0+ unit test BrokerFastFailureTest adds a plain
+    Runnable to the queue (6.1).
+    Simplification: the submit is only modelled once all threads exist (before that it would
+    run on a new thread and never be seen by a queue).
+    """
+    executor = s.executor(a.executor)
+    executor = replace(executor, queue=executor.queue + (ForeignTask(s.next_foreign_id),))
+    return replace(with_executor(s, executor), next_foreign_id=s.next_foreign_id + 1)
+
+
+def ha_service_acquires_put_lock_enabled(config: BrokerConfig, s: BrokerState, a: HaServiceAcquiresPutLock) -> bool:
+    """Guard: the lock is free."""
+    return s.lock.holder is None
+
+
+def ha_service_acquires_put_lock(config: BrokerConfig, s: BrokerState, a: HaServiceAcquiresPutLock) -> BrokerState:
+    """Effect: the HA service holds the lock; beginTimeInLock is untouched, so a long replication
+    append blocks producers with no "busy" signal (corner 5)."""
+    return replace(s, lock=acquire_for_ha(s.lock))
+
+
+def ha_service_releases_put_lock_enabled(config: BrokerConfig, s: BrokerState, a: HaServiceReleasesPutLock) -> bool:
+    """Guard: the HA service holds the lock."""
+    return s.lock.holder == HA_SERVICE
+
+
+def ha_service_releases_put_lock(config: BrokerConfig, s: BrokerState, a: HaServiceReleasesPutLock) -> BrokerState:
+    """Effect: unlock."""
+    return replace(s, lock=release_for_ha(s.lock))

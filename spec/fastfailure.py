@@ -1,0 +1,225 @@
+"""BrokerFastFailure: the scheduler thread that empties queues every 10 ms.
+
+One run (``cleanExpiredRequest``) has two phases:
+
+1. While ``isOSPageCacheBusy()`` (re-read before every poll, corner 12), poll the **send** queue
+   (only it, corner 14) and answer every RequestTask ``[PCBUSY_CLEAN_QUEUE]``, whatever its age
+   (corner 13). A polled element that is not a RequestTask is lost silently (corner 17).
+2. For each cleaned queue in the profile's order, look at the head only (corner 21): a head that
+   is absent, not a RequestTask, or already stopRun ends that queue's scan (corner 22); a head
+   with ``now - createTimestamp >= maxWait`` (non-strict, corner 20) is removed, marked stopRun,
+   and answered ``[TIMEOUT_CLEAN_QUEUE]``; the first young head ends the scan.
+
+Both answers are SYSTEM_BUSY, written with ``channel.writeAndFlush`` even for oneway requests
+(``RequestTask.returnResponse`` has no oneway check, corner 8), with the queue size measured
+after the removal (corners 18, 25) and, for phase 2, a clock read per iteration (corner 25).
+
+The schedule is fixed-rate: first run 1000 ms after start, then every 10 ms; runs never overlap
+and a late run is followed at once by the next due one (corner 27). The switch
+brokerFastFailureEnable and the waits are read each run.
+
+Source: B/latency/BrokerFastFailure.java, 4.2.0–HEAD (semantics.md 4.1–4.6).
+Simplifications:
+- ``queue.remove(r)`` failing because a worker took the element (corner 23) is the same as the
+  worker having taken it one step earlier: the spec's steps are atomic, so the head is re-read.
+- Exceptions escaping a run (which cancel the schedule for good, corner 28) are not modelled:
+  nothing in the spec's runs can throw.
+- 5.0.0+'s jstack logging every 15 s is a log line, not an output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from spec.actions import (
+    FastFailureCleansExpiredHead,
+    FastFailureDrainsBusySendQueue,
+    FastFailureDropsForeignElement,
+    FastFailureEndsBusyDrain,
+    FastFailureSkipsRun,
+    FastFailureStartsRun,
+    FastFailureStopsAtHead,
+)
+from spec.codes import ResponseCode, ResponseKind, pcbusy_remark, timeout_remark
+from spec.config import BrokerConfig
+from spec.profiles import ExecutorName
+from spec.putlock import is_os_page_cache_busy
+from spec.state import BrokerState, FastFailurePhase, ForeignTask, QueueElement, RequestTask, Response, with_executor
+
+
+def is_expired(task: RequestTask, now: int, max_wait_ms: int) -> bool:
+    """``behind >= maxWait`` with ``behind = now - createTimestamp``: non-strict (corner 20).
+
+    post: __return__ == (now - task.create_timestamp >= max_wait_ms)
+    """
+    return now - task.create_timestamp >= max_wait_ms
+
+
+def _run_due(config: BrokerConfig, s: BrokerState) -> bool:
+    return s.fast_failure_phase is FastFailurePhase.IDLE and s.now >= s.fast_failure_next_run
+
+
+def _switch_on(config: BrokerConfig, s: BrokerState) -> bool:
+    return s.fast_failure_enable or not config.profile.fast_failure_switch
+
+
+def fast_failure_starts_run_enabled(config: BrokerConfig, s: BrokerState, a: FastFailureStartsRun) -> bool:
+    """Guard: a run is due, none is in progress, and the switch is on (or the version has none)."""
+    return _run_due(config, s) and _switch_on(config, s)
+
+
+def fast_failure_starts_run(config: BrokerConfig, s: BrokerState, a: FastFailureStartsRun) -> BrokerState:
+    """Effect: phase 1 begins; the next run is scheduled one period after this one's slot.
+
+    Source: BrokerFastFailure.start: ``scheduleAtFixedRate(..., 1000, 10, MILLISECONDS)``; the
+    task calls cleanExpiredRequest if ``isBrokerFastFailureEnable()`` (4.2.0+) (semantics.md 4.1).
+    """
+    return replace(
+        s,
+        fast_failure_phase=FastFailurePhase.DRAINING_BUSY,
+        fast_failure_next_run=s.fast_failure_next_run + config.fast_failure_period_ms,
+    )
+
+
+def fast_failure_skips_run_enabled(config: BrokerConfig, s: BrokerState, a: FastFailureSkipsRun) -> bool:
+    """Guard: a run is due and brokerFastFailureEnable is false."""
+    return _run_due(config, s) and not _switch_on(config, s)
+
+
+def fast_failure_skips_run(config: BrokerConfig, s: BrokerState, a: FastFailureSkipsRun) -> BrokerState:
+    """Effect: the scheduler still ticks but does nothing (4.2.0+) (semantics.md 4.1)."""
+    return replace(s, fast_failure_next_run=s.fast_failure_next_run + config.fast_failure_period_ms)
+
+
+def _draining_head(config: BrokerConfig, s: BrokerState) -> QueueElement | None:
+    if s.fast_failure_phase is not FastFailurePhase.DRAINING_BUSY:
+        return None
+    if not is_os_page_cache_busy(s.lock, s.now, config.os_page_cache_busy_timeout_ms):
+        return None
+    queue = s.executor(ExecutorName.SEND).queue
+    return queue[0] if queue else None
+
+
+def fast_failure_drains_busy_send_queue_enabled(
+    config: BrokerConfig, s: BrokerState, a: FastFailureDrainsBusySendQueue
+) -> bool:
+    """Guard: phase 1, the store is busy now, and the send queue's head is a RequestTask."""
+    return isinstance(_draining_head(config, s), RequestTask)
+
+
+def fast_failure_drains_busy_send_queue(
+    config: BrokerConfig, s: BrokerState, a: FastFailureDrainsBusySendQueue
+) -> BrokerState:
+    """Effect: ``sendQueue.poll(0, SECONDS)``; ``returnResponse(SYSTEM_BUSY, "[PCBUSY_CLEAN_QUEUE]...")``
+    with the period computed now and the queue size after the poll. stopRun is not set: the task
+    left the queue and can never run (corner 15).
+
+    Source: BrokerFastFailure.cleanExpiredRequest, the while(isOSPageCacheBusy()) loop (4.2).
+    """
+    task = _draining_head(config, s)
+    assert isinstance(task, RequestTask)
+    send = s.executor(ExecutorName.SEND)
+    send = replace(send, queue=send.queue[1:])
+    remark = pcbusy_remark(s.now - task.create_timestamp, len(send.queue))
+    response = Response(task.request.id, ResponseCode.SYSTEM_BUSY, remark, ResponseKind.PCBUSY_CLEAN_QUEUE)
+    return replace(with_executor(s, send), responses=s.responses + (response,))
+
+
+def fast_failure_drops_foreign_element_enabled(
+    config: BrokerConfig, s: BrokerState, a: FastFailureDropsForeignElement
+) -> bool:
+    """Guard: phase 1, the store is busy, and the send queue's head is not a RequestTask."""
+    return isinstance(_draining_head(config, s), ForeignTask)
+
+
+def fast_failure_drops_foreign_element(
+    config: BrokerConfig, s: BrokerState, a: FastFailureDropsForeignElement
+) -> BrokerState:
+    """Effect: the element is polled and lost: 4.x's ``rt.returnResponse`` NPE is swallowed, 5.x
+    skips it on ``rt == null``; either way no response and the Future never completes (corner 17).
+    """
+    send = s.executor(ExecutorName.SEND)
+    return with_executor(s, replace(send, queue=send.queue[1:]))
+
+
+def fast_failure_ends_busy_drain_enabled(config: BrokerConfig, s: BrokerState, a: FastFailureEndsBusyDrain) -> bool:
+    """Guard: phase 1 and (the store is not busy, or the send queue is empty)."""
+    return s.fast_failure_phase is FastFailurePhase.DRAINING_BUSY and _draining_head(config, s) is None
+
+
+def fast_failure_ends_busy_drain(config: BrokerConfig, s: BrokerState, a: FastFailureEndsBusyDrain) -> BrokerState:
+    """Effect: phase 2 starts at the first cleaned queue (phase 1 always runs first, corner 19).
+
+    Source: BrokerFastFailure.cleanExpiredRequest: the while loop's exit (busy false, isEmpty,
+    or a null poll: corner 16) then the cleanExpiredRequestInQueue calls.
+    """
+    return replace(s, fast_failure_phase=FastFailurePhase.CLEANING, fast_failure_queue=0)
+
+
+def _cleaning(config: BrokerConfig, s: BrokerState, queue: ExecutorName) -> tuple[QueueElement | None, int] | None:
+    """The head of ``queue`` and its max wait, if phase 2 is scanning ``queue`` now."""
+    if s.fast_failure_phase is not FastFailurePhase.CLEANING:
+        return None
+    if not 0 <= s.fast_failure_queue < len(s.queue_waits):
+        return None
+    name, wait = s.queue_waits[s.fast_failure_queue]
+    if name is not queue:
+        return None
+    elements = s.executor(name).queue
+    return (elements[0] if elements else None), wait
+
+
+def _head_is_cleanable(head: QueueElement | None, now: int, wait: int) -> bool:
+    return isinstance(head, RequestTask) and not head.stop_run and is_expired(head, now, wait)
+
+
+def fast_failure_cleans_expired_head_enabled(
+    config: BrokerConfig, s: BrokerState, a: FastFailureCleansExpiredHead
+) -> bool:
+    """Guard: phase 2 is on this queue and its head is a live RequestTask with ``behind >= maxWait``."""
+    found = _cleaning(config, s, a.queue)
+    return found is not None and _head_is_cleanable(found[0], s.now, found[1])
+
+
+def fast_failure_cleans_expired_head(
+    config: BrokerConfig, s: BrokerState, a: FastFailureCleansExpiredHead
+) -> BrokerState:
+    """Effect: ``queue.remove(r)``, then ``setStopRun(true)``, then ``returnResponse(SYSTEM_BUSY,
+    "[TIMEOUT_CLEAN_QUEUE]...")`` with ``behind`` and the size after removal (corner 24).
+
+    Source: BrokerFastFailure.cleanExpiredRequestInQueue, 4.2.0–HEAD (semantics.md 4.3).
+    Simplification: remove, stopRun and respond are one step; the size an IO thread could add
+    between remove and respond is not modelled (the size is exactly the one after removal).
+    """
+    found = _cleaning(config, s, a.queue)
+    assert found is not None
+    head, _ = found
+    assert isinstance(head, RequestTask)
+    executor = s.executor(a.queue)
+    executor = replace(executor, queue=executor.queue[1:])
+    behind = s.now - head.create_timestamp
+    remark = timeout_remark(behind, len(executor.queue))
+    response = Response(head.request.id, ResponseCode.SYSTEM_BUSY, remark, ResponseKind.TIMEOUT_CLEAN_QUEUE)
+    return replace(
+        with_executor(s, executor),
+        responses=s.responses + (response,),
+        cancelled=s.cancelled | {head.request.id},
+    )
+
+
+def fast_failure_stops_at_head_enabled(config: BrokerConfig, s: BrokerState, a: FastFailureStopsAtHead) -> bool:
+    """Guard: phase 2 is on this queue and its head is absent, foreign, stopRun, or young."""
+    found = _cleaning(config, s, a.queue)
+    return found is not None and not _head_is_cleanable(found[0], s.now, found[1])
+
+
+def fast_failure_stops_at_head(config: BrokerConfig, s: BrokerState, a: FastFailureStopsAtHead) -> BrokerState:
+    """Effect: the scan moves to the next queue; after the last queue the run ends.
+
+    Source: cleanExpiredRequestInQueue's ``break``s: isEmpty / null peek / castRunnable null /
+    isStopRun / ``behind < maxWait`` (semantics.md 4.3, corners 21, 22).
+    """
+    following = s.fast_failure_queue + 1
+    if following >= len(s.queue_waits):
+        return replace(s, fast_failure_phase=FastFailurePhase.IDLE, fast_failure_queue=0)
+    return replace(s, fast_failure_queue=following)

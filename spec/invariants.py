@@ -1,0 +1,472 @@
+"""Claims about the broker, named so that they read true.
+
+Three modalities, as in Stateright:
+- **always**: a predicate over one state (``claim(config, s)``), or over one transition
+  (``claim(config, before, action, after)``), that must hold everywhere.
+- **sometimes**: a predicate that must hold in at least one reachable state, so that no
+  "always" claim passes vacuously (the queue can fill; the broker can be busy).
+- **eventually** (bounded): once arrivals stop and the clock runs on, every request is settled
+  exactly once, checked by running a fair schedule to quiescence (:func:`settles_once_arrivals_stop`).
+
+Each docstring opens with the claim, then says why it matters.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from spec.actions import Action, ClockAdvances, HaServiceReleasesPutLock, RequestArrives
+from spec.codes import (
+    OVERLOAD_REMARK,
+    PUT_CODES,
+    REJECT_REQUEST_REMARK,
+    ResponseCode,
+    ResponseKind,
+    parse_clean_queue_remark,
+    parse_rate_limit_remark,
+)
+from spec.config import BrokerConfig
+from spec.machine import Environment, candidate_actions, rule, step
+from spec.profiles import ExecutorName
+from spec.putlock import HA_SERVICE, begin_time_is_zero_when_free, is_os_page_cache_busy
+from spec.remoting import route
+from spec.state import BrokerState, RequestTask, Response, WorkerStage
+from spec.storepool import buffers_partition_the_pool, is_transient_store_pool_deficient
+from spec.workers import busy_answer, holder_of
+
+
+class Modality(enum.Enum):
+    """How a claim is checked."""
+
+    ALWAYS = "always"
+    TRANSITION = "always (transition)"
+    SOMETIMES = "sometimes"
+    EVENTUALLY = "eventually (bounded)"
+
+
+StateClaim = Callable[[BrokerConfig, BrokerState], bool]
+TransitionClaim = Callable[[BrokerConfig, BrokerState, Action, BrokerState], bool]
+
+
+# -- Always: state claims ---------------------------------------------------------------------------
+
+
+def each_request_is_answered_at_most_once(config: BrokerConfig, s: BrokerState) -> bool:
+    """No request id appears in two responses.
+
+    Why: a second answer to one opaque is either dropped by the client or, worse, completes a
+    later request's future; the fast-failure paths and the worker must never both answer.
+    Source: RequestTask.returnResponse vs. the worker's response (semantics.md 1.2, 4.3).
+    """
+    ids = [r.request_id for r in s.responses]
+    return len(ids) == len(set(ids))
+
+
+def every_request_is_in_exactly_one_place(config: BrokerConfig, s: BrokerState) -> bool:
+    """Every request that arrived is on exactly one of: a remoting thread, a queue, a worker, or settled
+    (answered or finished without a response); never two, never none.
+
+    Why: this is conservation: a request that vanishes leaves a producer waiting for its
+    timeout, one in two places is processed or answered twice.
+    """
+    places: list[int] = []
+    places += [io.request.id for io in s.io_threads if io.request is not None]
+    for e in s.executors:
+        places += [t.request.id for t in e.queue if isinstance(t, RequestTask)]
+        places += [w.task.request.id for w in e.workers if w.task is not None]
+    places += list(s.answered) + list(s.finished_silently)
+    return sorted(places) == list(range(1, s.next_request_id))
+
+
+def cancelled_task_never_runs(config: BrokerConfig, s: BrokerState) -> bool:
+    """No request whose RequestTask was marked stopRun has started its processor, and no worker holds one.
+
+    Why: fast failure answered it already; running it would write to the store after the client
+    was told "busy" (and a retry would duplicate the message).
+    Source: RequestTask.run checks stopRun (semantics.md 1.2, corner 26).
+    """
+    held = {w.task.request.id for e in s.executors for w in e.workers if w.task is not None}
+    return not (s.cancelled & s.started) and not (s.cancelled & held)
+
+
+def no_queue_exceeds_its_capacity(config: BrokerConfig, s: BrokerState) -> bool:
+    """Every bounded executor queue holds at most its configured capacity, and no executor has more
+    threads than configured.
+
+    Why: the bound is what turns overload into an ``[OVERLOAD]`` answer instead of memory growth.
+    Source: LinkedBlockingQueue(capacity) built in the BrokerController constructor (1.3, 1.5).
+    """
+    for e in s.executors:
+        shape = config.executor(e.name)
+        if shape.capacity is not None and len(e.queue) > shape.capacity:
+            return False
+        if len(e.workers) > shape.threads:
+            return False
+    return True
+
+
+def at_most_one_writer_holds_the_put_lock(config: BrokerConfig, s: BrokerState) -> bool:
+    """At most one thread is inside the put lock's critical section, and it is the lock's holder.
+
+    Why: two writers appending at once corrupt the commit log; and the busy signal is the
+    holder's stamp, so a writer inside without holding would be invisible.
+    Source: S/PutMessageSpinLock.java, S/PutMessageReentrantLock.java (semantics.md 2.4).
+    """
+    inside = [
+        holder_of(e.name, i) for e in s.executors for i, w in enumerate(e.workers) if w.stage is WorkerStage.IN_PUT_LOCK
+    ]
+    if s.lock.holder == HA_SERVICE:
+        return not inside
+    if len(inside) > 1:
+        return False
+    return inside == ([s.lock.holder] if s.lock.holder is not None else [])
+
+
+def begin_time_is_zero_when_lock_is_free(config: BrokerConfig, s: BrokerState) -> bool:
+    """When no writer holds the put lock, beginTimeInLock is 0.
+
+    Why: a stale stamp makes the broker "busy" about a second later with nobody writing, and
+    since every writer is then refused at the pre-check, nothing clears it for ~2.8 hours: every
+    send fails with ``[REJECTREQUEST]``/``[PC_SYNCHRONIZED]``/``[PCBUSY_CLEAN_QUEUE]``. Violated in
+    4.0.0–4.9.2 and 5.x by an exception inside the lock; held in 4.9.3–4.9.8.
+    Source: S/CommitLog.java (semantics.md 2.3, corner 4), ISSUE #3459.
+    """
+    return begin_time_is_zero_when_free(s.lock)
+
+
+def lent_and_available_buffers_partition_the_pool(config: BrokerConfig, s: BrokerState) -> bool:
+    """Each of the pool's buffers is either available or lent to exactly one live file, with no duplicates;
+    a disabled pool has no buffers at all.
+
+    Why: a buffer lent twice is two files writing into one memory region; a lost buffer shrinks
+    the pool for good and brings ``[REJECTREQUEST]`` (deficiency) closer.
+    Source: S/TransientStorePool.java (semantics.md 3.2, 3.5).
+    """
+    size = config.transient_store_pool_size if config.pool_enabled else 0
+    return buffers_partition_the_pool(s.available_buffers, s.files, size)
+
+
+def pool_is_deficient_exactly_when_none_is_available(config: BrokerConfig, s: BrokerState) -> bool:
+    """``isTransientStorePoolDeficient()`` holds exactly when the pool is enabled and no buffer is available.
+
+    Why: deficiency refuses every send; it must mean "zero left" (not "few left") and never
+    fire for a disabled pool, whose count is Integer.MAX_VALUE (corner 30).
+    Source: DefaultMessageStore.isTransientStorePoolDeficient (semantics.md 2.7).
+    """
+    deficient = is_transient_store_pool_deficient(s.available_buffers, config.pool_enabled)
+    return deficient == (config.pool_enabled and len(s.available_buffers) == 0)
+
+
+def _expected_answer(config: BrokerConfig, s: BrokerState, r: Response) -> bool:
+    """Whether one response's code and remark are what the profile writes on its code path."""
+    match r.kind:
+        case ResponseKind.REJECT_REQUEST:
+            return r.code is ResponseCode.SYSTEM_BUSY and r.remark == REJECT_REQUEST_REMARK
+        case ResponseKind.OVERLOAD:
+            return r.code is ResponseCode.SYSTEM_BUSY and r.remark == OVERLOAD_REMARK
+        case ResponseKind.PCBUSY_CLEAN_QUEUE | ResponseKind.TIMEOUT_CLEAN_QUEUE:
+            parsed = None if r.remark is None else parse_clean_queue_remark(r.remark)
+            return r.code is ResponseCode.SYSTEM_BUSY and parsed is not None and parsed[0] == r.kind.value
+        case ResponseKind.RATE_LIMIT:
+            return r.code is ResponseCode.SYSTEM_BUSY and r.remark is not None and parse_rate_limit_remark(r.remark) is not None
+        case ResponseKind.PC_SYNCHRONIZED:
+            return (r.code, r.remark) in {busy_answer(config.profile, c) for c in PUT_CODES}
+        case ResponseKind.NOT_SUPPORTED:
+            return r.code is ResponseCode.REQUEST_CODE_NOT_SUPPORTED and r.remark is not None and r.remark.startswith(
+                " request type "
+            )
+        case ResponseKind.EXCEPTION:
+            return r.code is ResponseCode.SYSTEM_ERROR
+        case ResponseKind.SUCCESS:
+            return r.code is ResponseCode.SUCCESS
+
+
+def responses_carry_the_profile_code_and_remark(config: BrokerConfig, s: BrokerState) -> bool:
+    """Every response has the code and the exact remark text its code path writes in this profile.
+
+    Why: producers, dashboards and runbooks key on these strings and codes; a SYSTEM_BUSY where
+    the version sends SYSTEM_ERROR changes whether the client retries (corner 38).
+    Source: semantics.md 4.6, 5.2.
+    """
+    return all(_expected_answer(config, s, r) for r in s.responses)
+
+
+# -- Always: transition claims -------------------------------------------------------------------------
+
+
+def _new_responses(before: BrokerState, after: BrokerState) -> tuple[Response, ...]:
+    return after.responses[len(before.responses) :]
+
+
+def timeout_answers_only_after_the_queue_wait(
+    config: BrokerConfig, before: BrokerState, a: Action, after: BrokerState
+) -> bool:
+    """A ``[TIMEOUT_CLEAN_QUEUE]`` answer goes only to a task that waited at least its queue's max wait,
+    and its remark reports that wait and the queue's size after the removal.
+
+    Why: the 200 ms send-queue wait is the contract operators tune; answering younger tasks
+    fails sends that would have succeeded (corner 20: ``>=``).
+    Source: BrokerFastFailure.cleanExpiredRequestInQueue (semantics.md 4.3).
+    """
+    for r in _new_responses(before, after):
+        if r.kind is not ResponseKind.TIMEOUT_CLEAN_QUEUE:
+            continue
+        parsed = parse_clean_queue_remark(r.remark or "")
+        tasks = [
+            (e.name, t) for e in before.executors for t in e.queue if isinstance(t, RequestTask) and t.request.id == r.request_id
+        ]
+        if parsed is None or len(tasks) != 1:
+            return False
+        name, task = tasks[0]
+        _, period, size = parsed
+        if period != before.now - task.create_timestamp or period < before.wait_for(name):
+            return False
+        if size != len(after.executor(name).queue):
+            return False
+    return True
+
+
+def pcbusy_answers_only_while_busy(config: BrokerConfig, before: BrokerState, a: Action, after: BrokerState) -> bool:
+    """A ``[PCBUSY_CLEAN_QUEUE]`` answer is written only while the store is busy, only for a send-queue
+    task, with the send queue's size after the poll.
+
+    Why: phase 1 has no age check; outside a busy window it would fail every queued send.
+    Source: BrokerFastFailure.cleanExpiredRequest phase 1 (semantics.md 4.2).
+    """
+    for r in _new_responses(before, after):
+        if r.kind is not ResponseKind.PCBUSY_CLEAN_QUEUE:
+            continue
+        if not is_os_page_cache_busy(before.lock, before.now, config.os_page_cache_busy_timeout_ms):
+            return False
+        send_before = before.executor(ExecutorName.SEND).queue
+        if not any(isinstance(t, RequestTask) and t.request.id == r.request_id for t in send_before):
+            return False
+        parsed = parse_clean_queue_remark(r.remark or "")
+        if parsed is None or parsed[2] != len(after.executor(ExecutorName.SEND).queue):
+            return False
+    return True
+
+
+def reject_request_answers_only_while_busy_or_deficient(
+    config: BrokerConfig, before: BrokerState, a: Action, after: BrokerState
+) -> bool:
+    """A ``[REJECTREQUEST]`` answer is written only while the store is busy or the pool is deficient.
+
+    Why: it refuses the send before it is queued; any other cause is a false "system busy".
+    Source: SendMessageProcessor.rejectRequest (semantics.md 2.1).
+    """
+    for r in _new_responses(before, after):
+        if r.kind is ResponseKind.REJECT_REQUEST:
+            busy = is_os_page_cache_busy(before.lock, before.now, config.os_page_cache_busy_timeout_ms)
+            if not (busy or is_transient_store_pool_deficient(before.available_buffers, config.pool_enabled)):
+                return False
+    return True
+
+
+def overload_answers_only_when_the_queue_is_full(
+    config: BrokerConfig, before: BrokerState, a: Action, after: BrokerState
+) -> bool:
+    """An ``[OVERLOAD]`` answer is written only when the request's executor has all its threads and a full queue.
+
+    Why: OVERLOAD is the bounded queue's signal; firing earlier refuses work the executor could
+    take (corner 9: a submit that starts a core thread skips the queue).
+    Source: ThreadPoolExecutor.execute with AbortPolicy (semantics.md 1.3).
+    """
+    for r in _new_responses(before, after):
+        if r.kind is not ResponseKind.OVERLOAD:
+            continue
+        io = next((io for io in before.io_threads if io.request is not None and io.request.id == r.request_id), None)
+        if io is None or io.request is None:
+            return False
+        name = route(config, io.request.code)
+        if name is None:
+            return False
+        shape, executor = config.executor(name), before.executor(name)
+        if shape.capacity is None or len(executor.queue) < shape.capacity or len(executor.workers) < shape.threads:
+            return False
+    return True
+
+
+# -- Sometimes ---------------------------------------------------------------------------------------
+
+
+def a_queue_can_fill(config: BrokerConfig, s: BrokerState) -> bool:
+    """Some bounded queue is at its capacity."""
+    return any(
+        config.executor(e.name).capacity is not None and len(e.queue) >= (config.executor(e.name).capacity or 0) > 0
+        for e in s.executors
+    )
+
+
+def the_broker_can_be_busy(config: BrokerConfig, s: BrokerState) -> bool:
+    """``isOSPageCacheBusy()`` is true."""
+    return is_os_page_cache_busy(s.lock, s.now, config.os_page_cache_busy_timeout_ms)
+
+
+def the_broker_can_be_busy_with_no_writer(config: BrokerConfig, s: BrokerState) -> bool:
+    """The broker is busy while no thread holds the put lock (the stuck stamp)."""
+    return the_broker_can_be_busy(config, s) and s.lock.holder is None
+
+
+def the_pool_can_run_dry(config: BrokerConfig, s: BrokerState) -> bool:
+    """The pool is enabled and no buffer is available."""
+    return config.pool_enabled and not s.available_buffers
+
+
+def a_task_can_be_cancelled(config: BrokerConfig, s: BrokerState) -> bool:
+    """Some RequestTask was marked stopRun by fast failure."""
+    return bool(s.cancelled)
+
+
+def the_limiter_can_open(config: BrokerConfig, s: BrokerState) -> bool:
+    """Some topic's circuit breaker is open."""
+    return any(b.bucket.circuit_open for b in s.buckets)
+
+
+def _answered_with(kind: ResponseKind) -> StateClaim:
+    def reached(config: BrokerConfig, s: BrokerState) -> bool:
+        return any(r.kind is kind for r in s.responses)
+
+    reached.__name__ = f"a_{kind.name.lower()}_answer_can_be_written"
+    reached.__doc__ = f"Some request got a {kind.value} answer."
+    return reached
+
+
+# -- Eventually (bounded) ---------------------------------------------------------------------------
+
+
+def _quiescent_environment(env: Environment) -> Environment:
+    """The environment once arrivals and faults stop: only the clock still moves."""
+    return replace(
+        env,
+        max_requests=0,
+        max_exceptions_in_lock=0,
+        ha_appends=False,
+        max_foreign_tasks=0,
+        limiter_overflows=False,
+        fast_failure_toggles=(),
+        queue_wait_changes=(),
+        clock_steps=(),
+    )
+
+
+def run_to_quiescence(config: BrokerConfig, s: BrokerState, env: Environment, max_steps: int = 20_000) -> BrokerState:
+    """Run a fair schedule with no new arrivals: take the first enabled thread action, and when no
+    thread can move, let the clock advance one fast-failure period. A HA holder releases first."""
+    quiet = _quiescent_environment(env)
+    for _ in range(max_steps):
+        if s.lock.holder == HA_SERVICE:
+            s = step(config, s, HaServiceReleasesPutLock())
+            continue
+        if _settled(s) and s.lock.holder is None:
+            return s
+        for a in candidate_actions(config, s, quiet):
+            guard, effect = rule(a)
+            if not isinstance(a, RequestArrives) and guard(config, s, a):
+                s = effect(config, s, a)
+                break
+        else:
+            s = step(config, s, ClockAdvances(config.fast_failure_period_ms))
+    return s
+
+
+def _settled(s: BrokerState) -> bool:
+    busy_threads = any(io.request is not None for io in s.io_threads) or any(
+        any(isinstance(t, RequestTask) for t in e.queue) or any(w.task is not None for w in e.workers)
+        for e in s.executors
+    )
+    return not busy_threads
+
+
+def settles_once_arrivals_stop(config: BrokerConfig, s: BrokerState, env: Environment) -> bool:
+    """Once arrivals stop and the clock runs on, every request is settled exactly once: answered once
+    (or, where the profile writes nothing for it, finished without a response), and none is left
+    anywhere in the broker.
+
+    Why: overload protection may refuse work, but it must never strand a request: a stranded
+    send is a producer blocked until its own timeout, with no reason given.
+    """
+    end = run_to_quiescence(config, s, env)
+    return _settled(end) and every_request_is_in_exactly_one_place(config, end) and each_request_is_answered_at_most_once(config, end)
+
+
+# -- The registry ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A named claim with its modality."""
+
+    name: str
+    modality: Modality
+    check: Callable[..., bool]
+
+    @property
+    def doc(self) -> str:
+        """The claim's docstring."""
+        return self.check.__doc__ or ""
+
+
+STATE_CLAIMS: tuple[Claim, ...] = tuple(
+    Claim(f.__name__, Modality.ALWAYS, f)
+    for f in (
+        each_request_is_answered_at_most_once,
+        every_request_is_in_exactly_one_place,
+        cancelled_task_never_runs,
+        no_queue_exceeds_its_capacity,
+        at_most_one_writer_holds_the_put_lock,
+        begin_time_is_zero_when_lock_is_free,
+        lent_and_available_buffers_partition_the_pool,
+        pool_is_deficient_exactly_when_none_is_available,
+        responses_carry_the_profile_code_and_remark,
+    )
+)
+
+TRANSITION_CLAIMS: tuple[Claim, ...] = tuple(
+    Claim(f.__name__, Modality.TRANSITION, f)
+    for f in (
+        timeout_answers_only_after_the_queue_wait,
+        pcbusy_answers_only_while_busy,
+        reject_request_answers_only_while_busy_or_deficient,
+        overload_answers_only_when_the_queue_is_full,
+    )
+)
+
+SOMETIMES: tuple[Claim, ...] = tuple(
+    Claim(f.__name__, Modality.SOMETIMES, f)
+    for f in (
+        a_queue_can_fill,
+        the_broker_can_be_busy,
+        the_broker_can_be_busy_with_no_writer,
+        the_pool_can_run_dry,
+        a_task_can_be_cancelled,
+        the_limiter_can_open,
+        *(
+            _answered_with(k)
+            for k in (
+                ResponseKind.REJECT_REQUEST,
+                ResponseKind.OVERLOAD,
+                ResponseKind.PC_SYNCHRONIZED,
+                ResponseKind.PCBUSY_CLEAN_QUEUE,
+                ResponseKind.TIMEOUT_CLEAN_QUEUE,
+                ResponseKind.RATE_LIMIT,
+            )
+        ),
+    )
+)
+
+EVENTUALLY: tuple[Claim, ...] = (Claim("settles_once_arrivals_stop", Modality.EVENTUALLY, settles_once_arrivals_stop),)
+
+ALL_CLAIMS: tuple[Claim, ...] = STATE_CLAIMS + TRANSITION_CLAIMS + SOMETIMES + EVENTUALLY
+
+
+def broken_state_claims(config: BrokerConfig, s: BrokerState) -> list[str]:
+    """Names of the state claims ``s`` breaks."""
+    return [c.name for c in STATE_CLAIMS if not c.check(config, s)]
+
+
+def broken_transition_claims(config: BrokerConfig, before: BrokerState, a: Action, after: BrokerState) -> list[str]:
+    """Names of the transition claims the step ``before --a--> after`` breaks."""
+    return [c.name for c in TRANSITION_CLAIMS if not c.check(config, before, a, after)]

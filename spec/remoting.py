@@ -1,0 +1,401 @@
+"""Remoting (IO) threads: arrival, the optional rate-limit handler, and processRequestCommand.
+
+``processRequestCommand`` runs on the Netty handler thread in this order (corner 7): processor
+lookup → REQUEST_CODE_NOT_SUPPORTED → (GO_AWAY, 5.2.0+, not modelled) → ``rejectRequest()`` →
+``new RequestTask`` (createTimestamp) → ``executor.submit`` → ``[OVERLOAD]``. A request refused
+before the RequestTask exists never gets a timestamp and never enters a queue.
+
+The spec splits the method in two atomic steps, creating the task and submitting it, because the
+clock may move between them on one thread while another thread dispatches: queue order then need
+not follow createTimestamp, which is why phase 2 of fast failure only looks at the head (corner 21).
+
+Source: R/netty/NettyRemotingAbstract.java processRequestCommand, 4.0.0–HEAD (semantics.md 1.1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from spec.actions import (
+    DispatchAnswersNotSupported,
+    DispatchCreatesTask,
+    DispatchQueuesTask,
+    DispatchRejectsOverload,
+    DispatchRejectsRequest,
+    DispatchStartsWorker,
+    RateLimitHandlerAdmits,
+    RateLimitHandlerFailsOpen,
+    RateLimitHandlerThrottles,
+    RequestArrives,
+)
+from spec.codes import (
+    OVERLOAD_REMARK,
+    PUT_CODES,
+    REJECT_REQUEST_REMARK,
+    RequestCode,
+    ResponseCode,
+    ResponseKind,
+    not_supported_remark,
+    rate_limit_remark,
+)
+from spec.config import BrokerConfig
+from spec.limiter import circuit_breaker_acquire, create_bucket
+from spec.profiles import ExecutorName
+from spec.putlock import is_os_page_cache_busy
+from spec.state import (
+    Bucket,
+    BrokerState,
+    IoStage,
+    IoThread,
+    Request,
+    RequestTask,
+    Response,
+    Worker,
+    WorkerStage,
+    settle,
+    with_executor,
+    with_io_thread,
+)
+from spec.storepool import is_transient_store_pool_deficient
+
+IDLE_IO = IoThread(IoStage.IDLE)
+
+
+# -- Shared definitions ----------------------------------------------------------------------------
+
+
+def route(config: BrokerConfig, code: RequestCode) -> ExecutorName | None:
+    """The executor a request goes to: its processor's, else the default processor's; None if neither.
+
+    Source: ``processorTable.get(code)``, falling back to ``defaultRequestProcessor(Pair)``
+    (semantics.md 1.1 step 1); the table is B/BrokerController.registerProcessor (1.4).
+    """
+    if config.profile.has_processor_for(code):
+        return config.profile.executor_for(code)
+    return ExecutorName.ADMIN if config.default_processor_registered else None
+
+
+def reject_request(config: BrokerConfig, s: BrokerState, code: RequestCode) -> bool:
+    """``processor.rejectRequest()``: only SendMessageProcessor refuses, while busy or pool-deficient.
+
+    Source: B/processor/SendMessageProcessor.java rejectRequest: ``isOSPageCacheBusy() ||
+    isTransientStorePoolDeficient()`` (4.0.0–HEAD; 5.x adds a slave check, not modelled since the
+    spec's broker is a master). Every other processor returns false (semantics.md 2.1).
+    """
+    if code not in PUT_CODES:
+        return False
+    return is_os_page_cache_busy(
+        s.lock, s.now, config.os_page_cache_busy_timeout_ms
+    ) or is_transient_store_pool_deficient(s.available_buffers, config.pool_enabled)
+
+
+def limiter_applies(config: BrokerConfig, request: Request) -> bool:
+    """Whether the rate-limit handler limits this request: a send-type request with a topic.
+
+    Source: 004 (RateLimitHandler.channelRead0: disabled, non-request, or ``getResource`` null
+    pass through). Simplification: the article does not show ``getResource``; the spec takes the
+    topic of the send-type codes (the %RETRY% topic for CONSUMER_SEND_MSG_BACK) as the resource.
+    """
+    return config.rate_limit.enabled and request.code in PUT_CODES and request.topic != ""
+
+
+def _limit_qps(config: BrokerConfig, request: Request) -> float:
+    """RateLimitHandler's rate: sendMsgBackLimitQps for CONSUMER_SEND_MSG_BACK, else defaultLimitQps."""
+    if request.code is RequestCode.CONSUMER_SEND_MSG_BACK:
+        return config.rate_limit.send_msg_back_qps
+    return config.rate_limit.default_qps
+
+
+def limiter_decision(config: BrokerConfig, s: BrokerState, request: Request) -> tuple[bool, Bucket]:
+    """The topic bucket's ``acquire()`` (creating it on first use), and the bucket after.
+
+    ``computeIfAbsent(resource, new TokenBucketRateLimiter(qps))``: the rate is fixed by the
+    request that creates the bucket. The stopwatch starts at creation, in microseconds.
+    Simplification: the broker clock has millisecond resolution, so the limiter's micros are
+    multiples of 1000.
+    """
+    existing = next((b for b in s.buckets if b.resource == request.topic), None)
+    if existing is None:
+        existing = Bucket(request.topic, s.now, create_bucket(_limit_qps(config, request)))
+    now_micros = (s.now - existing.created_at) * 1000
+    admitted, bucket = circuit_breaker_acquire(
+        existing.bucket, now_micros, config.rate_limit.circuit_breaker_open_micros
+    )
+    return admitted, replace(existing, bucket=bucket)
+
+
+def _with_bucket(s: BrokerState, bucket: Bucket) -> BrokerState:
+    others = tuple(b for b in s.buckets if b.resource != bucket.resource)
+    return replace(s, buckets=tuple(sorted(others + (bucket,), key=lambda b: b.resource)))
+
+
+def request_to_dispatch(config: BrokerConfig, io: IoThread) -> Request | None:
+    """The request this thread would run processRequestCommand on next, if any."""
+    if io.request is None:
+        return None
+    if io.stage is IoStage.ADMITTED:
+        return io.request
+    if io.stage is IoStage.RECEIVED and not limiter_applies(config, io.request):
+        return io.request
+    return None
+
+
+def _io(s: BrokerState, index: int) -> IoThread | None:
+    return s.io_threads[index] if 0 <= index < len(s.io_threads) else None
+
+
+def _at_limiter(config: BrokerConfig, s: BrokerState, index: int) -> Request | None:
+    io = _io(s, index)
+    if io is None or io.stage is not IoStage.RECEIVED or io.request is None:
+        return None
+    return io.request if limiter_applies(config, io.request) else None
+
+
+def _dispatching(config: BrokerConfig, s: BrokerState, index: int) -> Request | None:
+    io = _io(s, index)
+    return None if io is None else request_to_dispatch(config, io)
+
+
+def _submitting(config: BrokerConfig, s: BrokerState, index: int) -> tuple[RequestTask, ExecutorName] | None:
+    io = _io(s, index)
+    if io is None or io.stage is not IoStage.TASK_CREATED or io.task is None:
+        return None
+    executor = route(config, io.task.request.code)
+    assert executor is not None, "a task is created only for a routed request"
+    return io.task, executor
+
+
+# -- RequestArrives ---------------------------------------------------------------------------------
+
+
+def request_arrives_enabled(config: BrokerConfig, s: BrokerState, a: RequestArrives) -> bool:
+    """Guard: the remoting thread is idle, and the code's executor (if any) is part of the model."""
+    io = _io(s, a.io_thread)
+    if io is None or io.stage is not IoStage.IDLE:
+        return False
+    executor = route(config, a.code)
+    return executor is None or any(e.name is executor for e in config.executors)
+
+
+def request_arrives(config: BrokerConfig, s: BrokerState, a: RequestArrives) -> BrokerState:
+    """Effect: the thread holds the decoded request; it gets the next opaque.
+
+    Source: NettyRemotingAbstract.processMessageReceived (REQUEST_COMMAND → processRequestCommand).
+    Simplification: any idle remoting thread may take any request (Netty binds a channel to one
+    event loop; the spec lets the choice of thread be free, which includes every binding).
+    """
+    request = Request(s.next_request_id, a.code, a.topic, a.oneway)
+    s = replace(s, next_request_id=s.next_request_id + 1)
+    return with_io_thread(s, a.io_thread, IoThread(IoStage.RECEIVED, request))
+
+
+# -- The rate-limit handler (source 004) ---------------------------------------------------------
+
+
+def rate_limit_handler_admits_enabled(config: BrokerConfig, s: BrokerState, a: RateLimitHandlerAdmits) -> bool:
+    """Guard: the request is at the limiter and the topic's bucket admits it now."""
+    request = _at_limiter(config, s, a.io_thread)
+    return request is not None and limiter_decision(config, s, request)[0]
+
+
+def rate_limit_handler_admits(config: BrokerConfig, s: BrokerState, a: RateLimitHandlerAdmits) -> BrokerState:
+    """Effect: the bucket records the permit; ``ctx.fireChannelRead(cmd)`` passes the request on.
+
+    Source: 004 RateLimitHandler.channelRead0 and TokenBucketRateLimiter.acquire (section 四.5).
+    """
+    request = _at_limiter(config, s, a.io_thread)
+    assert request is not None
+    _, bucket = limiter_decision(config, s, request)
+    s = _with_bucket(s, bucket)
+    return with_io_thread(s, a.io_thread, IoThread(IoStage.ADMITTED, request))
+
+
+def rate_limit_handler_throttles_enabled(config: BrokerConfig, s: BrokerState, a: RateLimitHandlerThrottles) -> bool:
+    """Guard: the request is at the limiter and the topic's bucket denies it now."""
+    request = _at_limiter(config, s, a.io_thread)
+    return request is not None and not limiter_decision(config, s, request)[0]
+
+
+def rate_limit_handler_throttles(config: BrokerConfig, s: BrokerState, a: RateLimitHandlerThrottles) -> BrokerState:
+    """Effect: SYSTEM_BUSY ``[RateLimit] for <topic> need wait:<lastNeedWaitMicrosecs>microsecs``.
+
+    ``ctx.writeAndFlush(response)`` has no oneway check, so oneway requests are answered too.
+    Source: 004 RateLimitHandler.channelRead0 (section 四.5).
+    """
+    request = _at_limiter(config, s, a.io_thread)
+    assert request is not None
+    _, bucket = limiter_decision(config, s, request)
+    s = _with_bucket(s, bucket)
+    remark = rate_limit_remark(request.topic, bucket.bucket.last_need_wait_micros)
+    s = settle(s, request, Response(request.id, ResponseCode.SYSTEM_BUSY, remark, ResponseKind.RATE_LIMIT))
+    return with_io_thread(s, a.io_thread, IDLE_IO)
+
+
+def rate_limit_handler_fails_open_enabled(config: BrokerConfig, s: BrokerState, a: RateLimitHandlerFailsOpen) -> bool:
+    """Guard: the request is at the limiter (whether the limiter's pool is full is the environment's choice)."""
+    return _at_limiter(config, s, a.io_thread) is not None
+
+
+def rate_limit_handler_fails_open(config: BrokerConfig, s: BrokerState, a: RateLimitHandlerFailsOpen) -> BrokerState:
+    """Effect: the request passes on without touching any bucket.
+
+    Source: 004 section 四.3: the rejection policy runs the task on the caller's thread, and
+    ``channelRead0`` sees ``!ctx.executor().inEventLoop()`` and fires the next handler at once.
+    """
+    request = _at_limiter(config, s, a.io_thread)
+    assert request is not None
+    return with_io_thread(s, a.io_thread, IoThread(IoStage.ADMITTED, request))
+
+
+# -- processRequestCommand --------------------------------------------------------------------------
+
+
+def dispatch_answers_not_supported_enabled(
+    config: BrokerConfig, s: BrokerState, a: DispatchAnswersNotSupported
+) -> bool:
+    """Guard: neither the table nor a default processor has an entry for the code."""
+    request = _dispatching(config, s, a.io_thread)
+    return request is not None and route(config, request.code) is None
+
+
+def dispatch_answers_not_supported(
+    config: BrokerConfig, s: BrokerState, a: DispatchAnswersNotSupported
+) -> BrokerState:
+    """Effect: REQUEST_CODE_NOT_SUPPORTED, remark ``" request type N not supported"``.
+
+    Written for oneway requests in 4.0.0–5.0.0, dropped by writeResponse from 5.1.0 (corner 8).
+    Source: NettyRemotingAbstract.processRequestCommand step 2 (semantics.md 1.1).
+    Unreachable in the broker, which registers AdminBrokerProcessor as the default; reachable
+    in a bare remoting server or a proxy.
+    """
+    request = _dispatching(config, s, a.io_thread)
+    assert request is not None
+    response = None
+    if not request.oneway or config.profile.dispatch_answers_oneway:
+        response = Response(
+            request.id,
+            ResponseCode.REQUEST_CODE_NOT_SUPPORTED,
+            not_supported_remark(request.code),
+            ResponseKind.NOT_SUPPORTED,
+        )
+    return with_io_thread(settle(s, request, response), a.io_thread, IDLE_IO)
+
+
+def dispatch_rejects_request_enabled(config: BrokerConfig, s: BrokerState, a: DispatchRejectsRequest) -> bool:
+    """Guard: a processor exists and its ``rejectRequest()`` is true (store busy or pool deficient)."""
+    request = _dispatching(config, s, a.io_thread)
+    return request is not None and route(config, request.code) is not None and reject_request(config, s, request.code)
+
+
+def dispatch_rejects_request(config: BrokerConfig, s: BrokerState, a: DispatchRejectsRequest) -> BrokerState:
+    """Effect: SYSTEM_BUSY ``[REJECTREQUEST]system busy, start flow control for a while``.
+
+    Runs on the IO thread; no RequestTask, no timestamp, no queue. Written for oneway requests
+    in 4.0.0–5.0.0 only (corner 8).
+    Source: NettyRemotingAbstract.processRequestCommand step 5 (semantics.md 1.1, 2.1).
+    """
+    request = _dispatching(config, s, a.io_thread)
+    assert request is not None
+    response = None
+    if not request.oneway or config.profile.dispatch_answers_oneway:
+        response = Response(
+            request.id, ResponseCode.SYSTEM_BUSY, REJECT_REQUEST_REMARK, ResponseKind.REJECT_REQUEST
+        )
+    return with_io_thread(settle(s, request, response), a.io_thread, IDLE_IO)
+
+
+def dispatch_creates_task_enabled(config: BrokerConfig, s: BrokerState, a: DispatchCreatesTask) -> bool:
+    """Guard: a processor exists and does not reject the request."""
+    request = _dispatching(config, s, a.io_thread)
+    return (
+        request is not None
+        and route(config, request.code) is not None
+        and not reject_request(config, s, request.code)
+    )
+
+
+def dispatch_creates_task(config: BrokerConfig, s: BrokerState, a: DispatchCreatesTask) -> BrokerState:
+    """Effect: ``new RequestTask(run, channel, cmd)``: createTimestamp = now, stopRun = false.
+
+    Source: R/netty/RequestTask.java constructor (4.0.0–HEAD); processRequestCommand step 6.
+    """
+    request = _dispatching(config, s, a.io_thread)
+    assert request is not None
+    task = RequestTask(request, create_timestamp=s.now)
+    return with_io_thread(s, a.io_thread, IoThread(IoStage.TASK_CREATED, request, task))
+
+
+def dispatch_starts_worker_enabled(config: BrokerConfig, s: BrokerState, a: DispatchStartsWorker) -> bool:
+    """Guard: fewer than the executor's core threads exist."""
+    submitting = _submitting(config, s, a.io_thread)
+    if submitting is None:
+        return False
+    _, name = submitting
+    return len(s.executor(name).workers) < config.executor(name).threads
+
+
+def dispatch_starts_worker(config: BrokerConfig, s: BrokerState, a: DispatchStartsWorker) -> BrokerState:
+    """Effect: ``addWorker(task, core=true)``: a new thread starts with the task; the queue is skipped.
+
+    Source: java.util.concurrent.ThreadPoolExecutor.execute, first branch (corner 9).
+    """
+    submitting = _submitting(config, s, a.io_thread)
+    assert submitting is not None
+    task, name = submitting
+    executor = s.executor(name)
+    executor = replace(executor, workers=executor.workers + (Worker(WorkerStage.TAKEN, task),))
+    return with_io_thread(with_executor(s, executor), a.io_thread, IDLE_IO)
+
+
+def _queue_full(config: BrokerConfig, s: BrokerState, name: ExecutorName) -> bool:
+    capacity = config.executor(name).capacity
+    return capacity is not None and len(s.executor(name).queue) >= capacity
+
+
+def dispatch_queues_task_enabled(config: BrokerConfig, s: BrokerState, a: DispatchQueuesTask) -> bool:
+    """Guard: all core threads exist and the queue has room."""
+    submitting = _submitting(config, s, a.io_thread)
+    if submitting is None:
+        return False
+    _, name = submitting
+    return len(s.executor(name).workers) >= config.executor(name).threads and not _queue_full(config, s, name)
+
+
+def dispatch_queues_task(config: BrokerConfig, s: BrokerState, a: DispatchQueuesTask) -> BrokerState:
+    """Effect: ``workQueue.offer(FutureTaskExt(task))`` appends at the tail.
+
+    Source: ThreadPoolExecutor.execute, second branch; BrokerFixedThreadPoolExecutor.newTaskFor
+    (4.x–5.1.3) / FutureTaskExtThreadPoolExecutor (5.1.4+) wrap the task (semantics.md 1.3).
+    """
+    submitting = _submitting(config, s, a.io_thread)
+    assert submitting is not None
+    task, name = submitting
+    executor = s.executor(name)
+    s = with_executor(s, replace(executor, queue=executor.queue + (task,)))
+    return with_io_thread(s, a.io_thread, IDLE_IO)
+
+
+def dispatch_rejects_overload_enabled(config: BrokerConfig, s: BrokerState, a: DispatchRejectsOverload) -> bool:
+    """Guard: all core threads exist and the bounded queue is full (core = max, so no thread can be added)."""
+    submitting = _submitting(config, s, a.io_thread)
+    if submitting is None:
+        return False
+    _, name = submitting
+    return len(s.executor(name).workers) >= config.executor(name).threads and _queue_full(config, s, name)
+
+
+def dispatch_rejects_overload(config: BrokerConfig, s: BrokerState, a: DispatchRejectsOverload) -> BrokerState:
+    """Effect: AbortPolicy throws RejectedExecutionException → SYSTEM_BUSY ``[OVERLOAD]``, never for oneway.
+
+    The warning log (only when ``currentTimeMillis() % 10000 == 0``, corner 10) is not an output.
+    Source: NettyRemotingAbstract.processRequestCommand step 7, guarded by ``!cmd.isOnewayRPC()``
+    in 4.0.0–5.0.0 and by writeResponse from 5.1.0 (semantics.md 1.1).
+    """
+    submitting = _submitting(config, s, a.io_thread)
+    assert submitting is not None
+    task, _ = submitting
+    request = task.request
+    response = None
+    if not request.oneway:
+        response = Response(request.id, ResponseCode.SYSTEM_BUSY, OVERLOAD_REMARK, ResponseKind.OVERLOAD)
+    return with_io_thread(settle(s, request, response), a.io_thread, IDLE_IO)

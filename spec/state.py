@@ -1,0 +1,229 @@
+"""The state of one broker, as frozen data.
+
+Every field says what it is in the broker. Fields marked *checking only* do not exist in the
+broker: they record history so that the invariants can be stated over a single state.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, replace
+
+from spec.codes import RequestCode, ResponseCode, ResponseKind
+from spec.config import BrokerConfig
+from spec.limiter import TokenBucket
+from spec.putlock import FREE_LOCK, PutLock
+from spec.profiles import ExecutorName
+
+
+@dataclass(frozen=True)
+class Request:
+    """A remoting request command as the broker decoded it."""
+
+    id: int  # RemotingCommand.opaque: the id the response echoes
+    code: RequestCode  # RemotingCommand.code
+    topic: str  # the send header's topic ("%RETRY%group" for CONSUMER_SEND_MSG_BACK); "" if none
+    oneway: bool  # RemotingCommand.isOnewayRPC()
+
+
+@dataclass(frozen=True)
+class RequestTask:
+    """R/netty/RequestTask.java, as wrapped in a FutureTaskExt in an executor queue."""
+
+    request: Request
+    create_timestamp: int  # RequestTask.createTimestamp, taken on the IO thread before submit
+    stop_run: bool = False  # RequestTask.stopRun: set by fast failure after removing the task
+
+
+@dataclass(frozen=True)
+class ForeignTask:
+    """A queue element that is not a RequestTask (a plain FutureTask, or a Callable's FutureTaskExt).
+
+    BrokerFastFailure cannot unwrap it: phase 1 drops it, phase 2 stops at it (semantics.md 4.4).
+    """
+
+    id: int  # identity only
+
+
+QueueElement = RequestTask | ForeignTask
+
+
+class IoStage(enum.Enum):
+    """Where a remoting (IO) thread is with its current request."""
+
+    IDLE = "IDLE"  # waiting for the next request
+    RECEIVED = "RECEIVED"  # decoded; the rate-limit handler (if any) has not decided yet
+    ADMITTED = "ADMITTED"  # passed the rate-limit handler; processRequestCommand not yet run
+    TASK_CREATED = "TASK_CREATED"  # RequestTask built (timestamp taken); executor.submit not yet run
+
+
+@dataclass(frozen=True)
+class IoThread:
+    """One Netty handler thread running processRequestCommand for one request at a time."""
+
+    stage: IoStage
+    request: Request | None = None  # the request being dispatched; None when IDLE
+    task: RequestTask | None = None  # the RequestTask created, in stage TASK_CREATED
+
+
+class WorkerStage(enum.Enum):
+    """Where an executor thread is in running its task."""
+
+    IDLE = "IDLE"  # blocked in queue.take()
+    TAKEN = "TAKEN"  # has a RequestTask whose run() has not started the processor yet
+    PASSED_PUT_CHECK = "PASSED_PUT_CHECK"  # put pre-check saw the store not busy; lock not taken
+    IN_PUT_LOCK = "IN_PUT_LOCK"  # holds the commit-log put lock
+
+
+@dataclass(frozen=True)
+class Worker:
+    """One thread of a fixed executor (core = max; threads are created on demand, never retire)."""
+
+    stage: WorkerStage
+    task: RequestTask | None = None  # the task being run; None when IDLE
+
+
+@dataclass(frozen=True)
+class Executor:
+    """A BrokerFixedThreadPoolExecutor / FutureTaskExtThreadPoolExecutor and its LinkedBlockingQueue."""
+
+    name: ExecutorName
+    queue: tuple[QueueElement, ...]  # the blocking queue; index 0 is the head
+    workers: tuple[Worker, ...]  # threads started so far (at most the configured count)
+
+
+@dataclass(frozen=True)
+class MappedFile:
+    """A commit-log MappedFile that has not been retired yet."""
+
+    index: int  # position of the file in the commit log (file name order)
+    wrote: int  # wrotePosition, in messages
+    committed: int  # committedPosition, in messages (moves only for files with a write buffer)
+    write_buffer: int | None  # MappedFile.writeBuffer: id of the pool buffer; None = writes go to the mmap
+
+
+
+class FastFailurePhase(enum.Enum):
+    """Where the BrokerFastFailureScheduledThread is within one run of its task."""
+
+    IDLE = "IDLE"  # between runs
+    DRAINING_BUSY = "DRAINING_BUSY"  # phase 1: the while(isOSPageCacheBusy()) loop over the send queue
+    CLEANING = "CLEANING"  # phase 2: cleanExpiredRequestInQueue over the cleaned queues, in order
+
+
+@dataclass(frozen=True)
+class Response:
+    """A response written to the channel."""
+
+    request_id: int  # the opaque it echoes
+    code: ResponseCode
+    remark: str | None  # None where the broker's text is implementation-specific (an exception's description)
+    kind: ResponseKind  # checking only: which code path wrote it
+
+
+@dataclass(frozen=True)
+class Bucket:
+    """A topic's limiter (source 004's rateLimiterMap entry)."""
+
+    resource: str  # the topic (or %RETRY% topic) limited
+    created_at: int  # broker clock (ms) when computeIfAbsent created it: the stopwatch's zero
+    bucket: TokenBucket
+
+
+@dataclass(frozen=True)
+class BrokerState:
+    """One broker: remoting threads, executors, commit log, pool, fast failure, limiter, clock."""
+
+    now: int  # SystemClock.now(): the broker's wall clock, in ms
+    next_request_id: int  # opaque of the next request to arrive
+    next_foreign_id: int  # id of the next non-RequestTask element submitted
+    io_threads: tuple[IoThread, ...]  # the remoting threads
+    executors: tuple[Executor, ...]  # in the configuration's order
+    lock: PutLock  # CommitLog.putMessageLock and beginTimeInLock
+    files: tuple[MappedFile, ...]  # the commit log's live files; the last is the one being written
+    available_buffers: tuple[int, ...]  # TransientStorePool.availableBuffers; index 0 is the deque head
+    fast_failure_phase: FastFailurePhase  # where the scheduler thread is
+    fast_failure_queue: int  # phase 2: index into the cleaned queues of the queue being scanned
+    fast_failure_next_run: int  # the fixed-rate schedule's next start time (ms)
+    fast_failure_enable: bool  # brokerFastFailureEnable, read at the start of each run
+    queue_waits: tuple[tuple[ExecutorName, int], ...]  # waitTimeMillsIn*Queue, read at each run
+    buckets: tuple[Bucket, ...]  # the limiter's rateLimiterMap, sorted by resource
+    responses: tuple[Response, ...]  # every response written, in order
+    finished_silently: frozenset[int]  # checking only: requests the broker finished without a response (oneway)
+    started: frozenset[int]  # checking only: requests whose processor body started on a worker
+    cancelled: frozenset[int]  # checking only: requests whose RequestTask got stopRun = true
+    exceptions_in_lock: int  # checking only: how many WorkerThrowsInsideLock faults happened
+
+    def executor(self, name: ExecutorName) -> Executor:
+        """The executor named ``name``."""
+        for e in self.executors:
+            if e.name is name:
+                return e
+        raise KeyError(f"no {name.value} executor in this state")
+
+    def wait_for(self, name: ExecutorName) -> int:
+        """The current max wait of a cleaned queue."""
+        for queue, wait in self.queue_waits:
+            if queue is name:
+                return wait
+        raise KeyError(f"{name.value} queue is not cleaned")
+
+    @property
+    def answered(self) -> frozenset[int]:
+        """Ids of the requests that got at least one response."""
+        return frozenset(r.request_id for r in self.responses)
+
+
+def initial_state(config: BrokerConfig) -> BrokerState:
+    """The broker right after start(): threads not yet created, pool initialised if enabled.
+
+    Source: TransientStorePool.init (allocates poolSize buffers, ``offer`` appends each at the
+    tail, so buffer 0 is at the head) runs only if the pool is enabled (semantics.md 3.2);
+    BrokerFastFailure.start schedules its first run 1000 ms after start (4.1).
+    """
+    return BrokerState(
+        now=config.start_time_ms,
+        next_request_id=1,
+        next_foreign_id=1,
+        io_threads=tuple(IoThread(IoStage.IDLE) for _ in range(config.io_threads)),
+        executors=tuple(Executor(e.name, (), ()) for e in config.executors),
+        lock=FREE_LOCK,
+        files=(),
+        available_buffers=tuple(range(config.transient_store_pool_size)) if config.pool_enabled else (),
+        fast_failure_phase=FastFailurePhase.IDLE,
+        fast_failure_queue=0,
+        fast_failure_next_run=config.start_time_ms + config.fast_failure_initial_delay_ms,
+        fast_failure_enable=config.fast_failure_enable,
+        queue_waits=config.queue_waits,
+        buckets=(),
+        responses=(),
+        finished_silently=frozenset(),
+        started=frozenset(),
+        cancelled=frozenset(),
+        exceptions_in_lock=0,
+    )
+
+
+# -- Small helpers the actions' effects share ----------------------------------------------------
+
+
+def with_io_thread(s: BrokerState, index: int, io: IoThread) -> BrokerState:
+    """``s`` with remoting thread ``index`` replaced."""
+    return replace(s, io_threads=s.io_threads[:index] + (io,) + s.io_threads[index + 1 :])
+
+
+def with_executor(s: BrokerState, executor: Executor) -> BrokerState:
+    """``s`` with the executor of the same name replaced."""
+    return replace(s, executors=tuple(executor if e.name is executor.name else e for e in s.executors))
+
+
+def with_worker(executor: Executor, index: int, worker: Worker) -> Executor:
+    """``executor`` with worker ``index`` replaced."""
+    return replace(executor, workers=executor.workers[:index] + (worker,) + executor.workers[index + 1 :])
+
+
+def settle(s: BrokerState, request: Request, response: Response | None) -> BrokerState:
+    """Finish ``request``: write ``response``, or record that the broker finished it silently."""
+    if response is None:
+        return replace(s, finished_silently=s.finished_silently | {request.id})
+    return replace(s, responses=s.responses + (response,))

@@ -1,0 +1,369 @@
+"""Executor worker threads: take the queue head, run the processor, and for sends, the put path.
+
+A worker blocks in ``queue.take()``; the element it gets is a FutureTaskExt whose RequestTask
+runs the processor only if ``stopRun`` is false (corner 26). For a send, the processor checks
+``isOSPageCacheBusy()`` once more before the put (``[PC_SYNCHRONIZED]``, corner 6), then takes
+the put lock, stamps beginTimeInLock, appends, resets the stamp and unlocks.
+
+Simplifications, each for a state space a person can still read:
+- Only the send-type codes (SEND_MESSAGE, SEND_MESSAGE_V2, SEND_BATCH_MESSAGE,
+  CONSUMER_SEND_MSG_BACK) write to the commit log. END_TRANSACTION and RECALL_MESSAGE also write
+  in the broker, but they neither reject at dispatch nor map OS_PAGE_CACHE_BUSY to
+  [PC_SYNCHRONIZED]; the spec completes them in one step. Their queueing (the part that matters
+  for overload) is modelled.
+- The store's other pre-checks (shutdown, slave, not writeable, message size) and flush/HA waits
+  after the put are left out: they do not touch the lock, the pool or the queues.
+- A successful response's remark is left unspecified (None): processors fill it variously.
+
+Source: R/netty/RequestTask.java run (4.0.0–HEAD); B/processor/SendMessageProcessor.java;
+S/DefaultMessageStore.java putMessage / asyncPutMessage and B/util/HookUtils.checkBeforePutMessage
+(semantics.md 2.5, 2.6); S/CommitLog.java (2.3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from spec.actions import (
+    WorkerAcquiresPutLock,
+    WorkerAppendsAndUnlocks,
+    WorkerCreatesMappedFile,
+    WorkerDiscardsCancelledTask,
+    WorkerFindsPageCacheBusy,
+    WorkerPassesPutCheck,
+    WorkerProcessesRequest,
+    WorkerRunsForeignTask,
+    WorkerTakesTask,
+)
+from spec.codes import (
+    PC_SYNCHRONIZED_REMARK,
+    PUT_CODES,
+    RequestCode,
+    ResponseCode,
+    ResponseKind,
+    not_supported_remark,
+)
+from spec.config import BrokerConfig
+from spec.profiles import ExecutorName, Profile
+from spec.putlock import Holder, acquire_for_put, is_os_page_cache_busy, release_after_put, throw_inside_lock
+from spec.state import (
+    BrokerState,
+    Executor,
+    ForeignTask,
+    QueueElement,
+    Request,
+    RequestTask,
+    Response,
+    Worker,
+    WorkerStage,
+    settle,
+    with_executor,
+    with_worker,
+)
+from spec.storepool import append_message, create_mapped_file, current_file_has_room
+from spec.actions import WorkerThrowsInsideLock
+
+IDLE_WORKER = Worker(WorkerStage.IDLE)
+
+WorkerAction = (
+    WorkerTakesTask
+    | WorkerDiscardsCancelledTask
+    | WorkerRunsForeignTask
+    | WorkerProcessesRequest
+    | WorkerFindsPageCacheBusy
+    | WorkerPassesPutCheck
+    | WorkerAcquiresPutLock
+    | WorkerCreatesMappedFile
+    | WorkerAppendsAndUnlocks
+    | WorkerThrowsInsideLock
+)
+
+
+def holder_of(executor: ExecutorName, worker: int) -> Holder:
+    """The put-lock holder id of a worker thread."""
+    return (executor.value, worker)
+
+
+def busy_answer(profile: Profile, code: RequestCode) -> tuple[ResponseCode, str]:
+    """The answer to a put whose pre-check found the store busy.
+
+    SendMessageProcessor maps OS_PAGE(_)CACHE_BUSY to ``[PC_SYNCHRONIZED]`` with the profile's
+    code (SYSTEM_ERROR ≤ 5.2.0, SYSTEM_BUSY ≥ 5.3.0); the CONSUMER_SEND_MSG_BACK path answers
+    SYSTEM_ERROR with the status name as the remark.
+    Source: SendMessageProcessor.handlePutMessageResult(Future) (2.6); consumerSendMsgBack in
+    SendMessageProcessor (4.3.2) / AbstractSendMessageProcessor (4.9.8, 5.3.3).
+    """
+    if code is RequestCode.CONSUMER_SEND_MSG_BACK:
+        return ResponseCode.SYSTEM_ERROR, profile.page_cache_busy_status
+    return profile.pc_synchronized_code, PC_SYNCHRONIZED_REMARK
+
+
+def _worker(s: BrokerState, a: WorkerAction) -> tuple[Executor, Worker] | None:
+    try:
+        executor = s.executor(a.executor)
+    except KeyError:
+        return None
+    if not 0 <= a.worker < len(executor.workers):
+        return None
+    return executor, executor.workers[a.worker]
+
+
+def _idle_with_head(s: BrokerState, a: WorkerAction) -> tuple[Executor, QueueElement] | None:
+    found = _worker(s, a)
+    if found is None:
+        return None
+    executor, worker = found
+    if worker.stage is not WorkerStage.IDLE or not executor.queue:
+        return None
+    return executor, executor.queue[0]
+
+
+def _in_stage(s: BrokerState, a: WorkerAction, stage: WorkerStage) -> tuple[Executor, RequestTask] | None:
+    found = _worker(s, a)
+    if found is None:
+        return None
+    executor, worker = found
+    if worker.stage is not stage or worker.task is None:
+        return None
+    return executor, worker.task
+
+
+def _finish(s: BrokerState, executor: Executor, index: int, request: Request, response: Response | None) -> BrokerState:
+    """The worker goes back to ``take()``; the handler writes the response unless the request is oneway.
+
+    Source: NettyRemotingAbstract's handler: ``if (!cmd.isOnewayRPC()) write`` (4.x–5.0.0),
+    ``writeResponse`` (5.1.0+) (semantics.md 1.1).
+    """
+    s = with_executor(s, with_worker(executor, index, IDLE_WORKER))
+    return settle(s, request, None if request.oneway else response)
+
+
+# -- Taking the head -------------------------------------------------------------------------------
+
+
+def worker_takes_task_enabled(config: BrokerConfig, s: BrokerState, a: WorkerTakesTask) -> bool:
+    """Guard: the worker is idle and the head is a RequestTask whose stopRun is false."""
+    found = _idle_with_head(s, a)
+    return found is not None and isinstance(found[1], RequestTask) and not found[1].stop_run
+
+
+def worker_takes_task(config: BrokerConfig, s: BrokerState, a: WorkerTakesTask) -> BrokerState:
+    """Effect: ``queue.take()`` removes the head; the worker holds it.
+
+    Source: ThreadPoolExecutor.getTask / runWorker; LinkedBlockingQueue is FIFO.
+    """
+    found = _idle_with_head(s, a)
+    assert found is not None
+    executor, task = found
+    assert isinstance(task, RequestTask)
+    executor = replace(executor, queue=executor.queue[1:])
+    return with_executor(s, with_worker(executor, a.worker, Worker(WorkerStage.TAKEN, task)))
+
+
+def worker_discards_cancelled_task_enabled(
+    config: BrokerConfig, s: BrokerState, a: WorkerDiscardsCancelledTask
+) -> bool:
+    """Guard: the worker is idle and the head is a RequestTask with stopRun set.
+
+    Unreachable in the Java broker (stopRun is set only after a successful removal); kept
+    because another implementation can reach it, and its traces must be judged.
+    """
+    found = _idle_with_head(s, a)
+    return found is not None and isinstance(found[1], RequestTask) and found[1].stop_run
+
+
+def worker_discards_cancelled_task(
+    config: BrokerConfig, s: BrokerState, a: WorkerDiscardsCancelledTask
+) -> BrokerState:
+    """Effect: ``RequestTask.run``: ``if (!stopRun) runnable.run()``: nothing runs, nothing is sent.
+
+    Source: R/netty/RequestTask.java run, 4.0.0–HEAD (semantics.md 1.2, corner 26).
+    """
+    found = _idle_with_head(s, a)
+    assert found is not None
+    executor, _ = found
+    return with_executor(s, replace(executor, queue=executor.queue[1:]))
+
+
+def worker_runs_foreign_task_enabled(config: BrokerConfig, s: BrokerState, a: WorkerRunsForeignTask) -> bool:
+    """Guard: the worker is idle and the head is not a RequestTask."""
+    found = _idle_with_head(s, a)
+    return found is not None and isinstance(found[1], ForeignTask)
+
+
+def worker_runs_foreign_task(config: BrokerConfig, s: BrokerState, a: WorkerRunsForeignTask) -> BrokerState:
+    """Effect: the element leaves the queue and runs; what it does is outside the spec."""
+    found = _idle_with_head(s, a)
+    assert found is not None
+    executor, _ = found
+    return with_executor(s, replace(executor, queue=executor.queue[1:]))
+
+
+# -- Processing --------------------------------------------------------------------------------------
+
+
+def worker_processes_request_enabled(config: BrokerConfig, s: BrokerState, a: WorkerProcessesRequest) -> bool:
+    """Guard: the worker holds a task whose request does not write to the commit log."""
+    found = _in_stage(s, a, WorkerStage.TAKEN)
+    return found is not None and found[1].request.code not in PUT_CODES
+
+
+def worker_processes_request(config: BrokerConfig, s: BrokerState, a: WorkerProcessesRequest) -> BrokerState:
+    """Effect: the processor answers SUCCESS; the default processor answers a code it does not know
+    with REQUEST_CODE_NOT_SUPPORTED (4.9.1+) or returns null, so nothing is written (4.0.0–4.9.0).
+
+    Source: B/processor/AdminBrokerProcessor.java ``default:`` branch (getUnknownCmdResponse
+    from 4.9.1, commit 9a5ec9082f); other processors' results (Simplification: always SUCCESS).
+    """
+    found = _in_stage(s, a, WorkerStage.TAKEN)
+    assert found is not None
+    executor, task = found
+    request = task.request
+    s = replace(s, started=s.started | {request.id})
+    profile = config.profile
+    response: Response | None
+    if profile.has_processor_for(request.code) or request.code is RequestCode.GET_BROKER_RUNTIME_INFO:
+        response = Response(request.id, ResponseCode.SUCCESS, None, ResponseKind.SUCCESS)
+    elif profile.admin_answers_unknown_code:
+        response = Response(
+            request.id,
+            ResponseCode.REQUEST_CODE_NOT_SUPPORTED,
+            not_supported_remark(request.code),
+            ResponseKind.NOT_SUPPORTED,
+        )
+    else:
+        response = None
+    return _finish(s, executor, a.worker, request, response)
+
+
+def worker_finds_page_cache_busy_enabled(config: BrokerConfig, s: BrokerState, a: WorkerFindsPageCacheBusy) -> bool:
+    """Guard: the worker holds a put and ``isOSPageCacheBusy()`` is true now."""
+    found = _in_stage(s, a, WorkerStage.TAKEN)
+    return (
+        found is not None
+        and found[1].request.code in PUT_CODES
+        and is_os_page_cache_busy(s.lock, s.now, config.os_page_cache_busy_timeout_ms)
+    )
+
+
+def worker_finds_page_cache_busy(config: BrokerConfig, s: BrokerState, a: WorkerFindsPageCacheBusy) -> BrokerState:
+    """Effect: PutMessageStatus OS_PAGE(_)CACHE_BUSY → ``[PC_SYNCHRONIZED]broker busy, ...``.
+
+    A task can pass the dispatch check and fail this one: the store became busy while it was
+    queued (corner 6). Source: DefaultMessageStore.putMessage (4.0.0–4.6.x),
+    checkStoreStatus (4.7.0–4.9.8), HookUtils.checkBeforePutMessage (5.0.0+) (semantics.md 2.5).
+    """
+    found = _in_stage(s, a, WorkerStage.TAKEN)
+    assert found is not None
+    executor, task = found
+    request = task.request
+    s = replace(s, started=s.started | {request.id})
+    code, remark = busy_answer(config.profile, request.code)
+    return _finish(s, executor, a.worker, request, Response(request.id, code, remark, ResponseKind.PC_SYNCHRONIZED))
+
+
+def worker_passes_put_check_enabled(config: BrokerConfig, s: BrokerState, a: WorkerPassesPutCheck) -> bool:
+    """Guard: the worker holds a put and the store is not busy now."""
+    found = _in_stage(s, a, WorkerStage.TAKEN)
+    return (
+        found is not None
+        and found[1].request.code in PUT_CODES
+        and not is_os_page_cache_busy(s.lock, s.now, config.os_page_cache_busy_timeout_ms)
+    )
+
+
+def worker_passes_put_check(config: BrokerConfig, s: BrokerState, a: WorkerPassesPutCheck) -> BrokerState:
+    """Effect: the worker goes on to ``putMessageLock.lock()``.
+
+    Source: as :func:`worker_finds_page_cache_busy`. The check and the lock are separate steps:
+    the store may turn busy in between, and the worker then waits without being "busy" itself.
+    """
+    found = _in_stage(s, a, WorkerStage.TAKEN)
+    assert found is not None
+    executor, task = found
+    s = replace(s, started=s.started | {task.request.id})
+    return with_executor(s, with_worker(executor, a.worker, Worker(WorkerStage.PASSED_PUT_CHECK, task)))
+
+
+# -- The put lock ------------------------------------------------------------------------------------
+
+
+def worker_acquires_put_lock_enabled(config: BrokerConfig, s: BrokerState, a: WorkerAcquiresPutLock) -> bool:
+    """Guard: the worker passed the pre-check and nobody holds the lock (both locks are non-fair)."""
+    return _in_stage(s, a, WorkerStage.PASSED_PUT_CHECK) is not None and s.lock.holder is None
+
+
+def worker_acquires_put_lock(config: BrokerConfig, s: BrokerState, a: WorkerAcquiresPutLock) -> BrokerState:
+    """Effect: the worker holds the lock; beginTimeInLock = now (only the holder's time counts, corner 3).
+
+    Source: S/CommitLog.java putMessage (4.x) / asyncPutMessage (4.7.0+) (semantics.md 2.3, 2.4).
+    """
+    found = _in_stage(s, a, WorkerStage.PASSED_PUT_CHECK)
+    assert found is not None
+    executor, task = found
+    s = replace(s, lock=acquire_for_put(s.lock, holder_of(a.executor, a.worker), s.now))
+    return with_executor(s, with_worker(executor, a.worker, Worker(WorkerStage.IN_PUT_LOCK, task)))
+
+
+def worker_creates_mapped_file_enabled(config: BrokerConfig, s: BrokerState, a: WorkerCreatesMappedFile) -> bool:
+    """Guard: the worker holds the lock and the last file is full (or there is none)."""
+    return _in_stage(s, a, WorkerStage.IN_PUT_LOCK) is not None and not current_file_has_room(
+        s.files, config.mapped_file_size
+    )
+
+
+def worker_creates_mapped_file(config: BrokerConfig, s: BrokerState, a: WorkerCreatesMappedFile) -> BrokerState:
+    """Effect: ``mappedFileQueue.getLastMappedFile(0)`` creates the next file, borrowing a buffer.
+
+    Source: S/CommitLog.java (the put path's getLastMappedFile), S/AllocateMappedFileService.java,
+    S/MappedFile.java init (semantics.md 3.4); see :func:`spec.storepool.create_mapped_file`.
+    """
+    files, available = create_mapped_file(s.files, s.available_buffers, config.pool_enabled, config.mapped_file_size)
+    return replace(s, files=files, available_buffers=available)
+
+
+def worker_appends_and_unlocks_enabled(config: BrokerConfig, s: BrokerState, a: WorkerAppendsAndUnlocks) -> bool:
+    """Guard: the worker holds the lock and the last file has room."""
+    return _in_stage(s, a, WorkerStage.IN_PUT_LOCK) is not None and current_file_has_room(
+        s.files, config.mapped_file_size
+    )
+
+
+def worker_appends_and_unlocks(config: BrokerConfig, s: BrokerState, a: WorkerAppendsAndUnlocks) -> BrokerState:
+    """Effect: append one message; beginTimeInLock = 0; unlock; answer SUCCESS (PUT_OK).
+
+    Source: S/CommitLog.java: appendMessage, then the reset at the normal end (inside the try in
+    4.0.0–4.9.2 and 5.x, in ``finally`` in 4.9.3–4.9.8), then unlock in ``finally`` (2.3).
+    Simplification: the hold time is the clock's advance between acquiring and this step.
+    """
+    found = _in_stage(s, a, WorkerStage.IN_PUT_LOCK)
+    assert found is not None
+    executor, task = found
+    request = task.request
+    s = replace(s, files=append_message(s.files, config.mapped_file_size), lock=release_after_put(s.lock))
+    return _finish(s, executor, a.worker, request, Response(request.id, ResponseCode.SUCCESS, None, ResponseKind.SUCCESS))
+
+
+def worker_throws_inside_lock_enabled(config: BrokerConfig, s: BrokerState, a: WorkerThrowsInsideLock) -> bool:
+    """Guard: the worker holds the lock (a fault the environment may inject at any such point)."""
+    return _in_stage(s, a, WorkerStage.IN_PUT_LOCK) is not None
+
+
+def worker_throws_inside_lock(config: BrokerConfig, s: BrokerState, a: WorkerThrowsInsideLock) -> BrokerState:
+    """Effect: ``finally`` unlocks; beginTimeInLock is reset only where the profile resets in ``finally``;
+    the handler answers SYSTEM_ERROR with the exception's description (not for oneway).
+
+    Source: S/CommitLog.java (semantics.md 2.3, corner 4); the handler's ``catch (Throwable e)``
+    writes SYSTEM_ERROR with ``exceptionSimpleDesc(e)`` (1.1). The remark is left unspecified.
+    """
+    found = _in_stage(s, a, WorkerStage.IN_PUT_LOCK)
+    assert found is not None
+    executor, task = found
+    request = task.request
+    s = replace(
+        s,
+        lock=throw_inside_lock(s.lock, config.profile.begin_time_reset_in_finally),
+        exceptions_in_lock=s.exceptions_in_lock + 1,
+    )
+    response = Response(request.id, ResponseCode.SYSTEM_ERROR, None, ResponseKind.EXCEPTION)
+    return _finish(s, executor, a.worker, request, response)

@@ -1,0 +1,55 @@
+"""Shared test configuration: Hypothesis profiles and the session-wide SparkSession."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+# Select with HYPOTHESIS_PROFILE=ci|dev|deep (default: ci).
+settings.register_profile(
+    "ci",
+    max_examples=60,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.filter_too_much,
+    ],
+)
+settings.register_profile(
+    "deep",
+    max_examples=2000,
+    deadline=None,
+    stateful_step_count=80,
+    print_blob=True,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.filter_too_much,
+    ],
+)
+settings.register_profile("dev", max_examples=200, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    """One local[2] SparkSession for the whole run; only tests that request it pay
+    for the JVM start-up (pyspark is imported here, not at module level)."""
+    from traces.session import get_spark
+
+    session = get_spark()
+    try:
+        yield session
+    finally:
+        session.stop()

@@ -1,0 +1,57 @@
+"""Build the local SparkSession used by the trace tools and the tests.
+
+One call per process is enough: Spark returns the running session on later calls
+(`getOrCreate`), and JVM options such as ``spark.driver.memory`` only take effect for
+the first session of a process.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+#: log4j2 configuration that keeps the driver JVM quiet (errors only).
+LOG4J2_CONFIG: Path = Path(__file__).resolve().with_name("log4j2.properties")
+
+#: Settings applied to every session; ``conf`` passed to :func:`get_spark` overrides them.
+DEFAULT_CONF: Mapping[str, str] = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.driver.memory": "2g",
+    "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={LOG4J2_CONFIG.as_uri()}",
+}
+
+
+def get_spark(
+    master: str = "local[2]",
+    app_name: str = "flowspec",
+    conf: Mapping[str, str] | None = None,
+) -> SparkSession:
+    """Return a local SparkSession, creating it on first use.
+
+    Python workers must run this environment's interpreter (else they cannot import
+    pyarrow or this project), so ``PYSPARK_PYTHON`` defaults to ``sys.executable``.
+    """
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # pyspark 4.3 warns about pandas >= 3 at session start and on every applyInPandas;
+    # pandas 3.1 works for what this project uses (see shared/ENGINEERING.md).
+    warnings.filterwarnings(
+        "ignore",
+        message="PySpark does not yet fully support pandas",
+        category=FutureWarning,
+    )
+
+    builder = SparkSession.builder.master(master).appName(app_name)
+    for key, value in {**DEFAULT_CONF, **(conf or {})}.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
