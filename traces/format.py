@@ -1,0 +1,407 @@
+"""The trace format, version 1: one broker run as a header record followed by events.
+
+A trace is a sequence of flat records sharing one schema (:data:`ARROW_SCHEMA`), so that a
+JSON Lines file and a Parquet dataset carry the same columns and Spark reads either with one
+schema. ``seq`` 0 is the header (kind :data:`HEADER_KIND`); events follow with ``seq`` 1, 2, …
+without gaps. An event's ``kind`` is the name of a spec action (:data:`spec.actions.ACTION_TYPES`)
+and its fields are that action's fields, plus the responses the broker wrote in that step.
+The black-box kind :data:`RESPONSE_KIND` records a response seen on the wire with no internal
+step. The prose definition is ``docs/trace-format.md``; the JSON Schema
+``traces/trace-event.schema.json`` is generated from this module (:func:`json_schema`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import typing
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from spec.actions import ACTION_TYPES, Action, RequestArrives
+from spec.codes import RequestCode
+from spec.config import BrokerConfig, ExecutorConfig, FlushDiskType, RateLimitConfig
+from spec.profiles import ExecutorName, profile
+
+FORMAT_VERSION = "1"
+HEADER_KIND = "TraceHeader"
+RESPONSE_KIND = "Response"
+
+
+class Observation(enum.Enum):
+    """How much of the broker a trace shows; each level includes the ones before it."""
+
+    BLACK_BOX = "black-box"  # only arrivals and responses: what a proxy in front of the broker sees
+    QUEUES = "queues"  # + dispatch, workers taking and finishing tasks, fast failure, operator
+    FULL = "full"  # + the put lock, mapped files, the pool and the commit service: every action
+
+
+# -- Columns -----------------------------------------------------------------------------------
+
+#: Arrow type of each action field, by the field's annotation in spec.actions.
+_FIELD_TYPES: Mapping[str, pa.DataType] = {
+    "int": pa.int64(),
+    "bool": pa.bool_(),
+    "str": pa.string(),
+    "RequestCode": pa.int64(),  # the wire code (RequestCode value), as a Java broker logs it
+    "ExecutorName": pa.string(),  # the executor's name value: "send", "pull", …
+}
+
+RESPONSE_TYPE = pa.struct(
+    [
+        pa.field("request_id", pa.int64()),  # the opaque the response echoes
+        pa.field("code", pa.int64()),  # the response code
+        pa.field("remark", pa.string()),  # the remark, verbatim; null if the broker wrote none
+    ]
+)
+
+
+def _action_fields(kind: type) -> list[tuple[str, str]]:
+    """(field, annotation) of one action class."""
+    return [(f.name, str(f.type)) for f in dataclasses.fields(kind)]
+
+
+KINDS: dict[str, type] = {k.__name__: k for k in ACTION_TYPES}
+
+#: The fields each event kind must carry (besides trace_id, seq, ts, kind, responses).
+KIND_FIELDS: dict[str, tuple[str, ...]] = {
+    **{name: tuple(f for f, _ in _action_fields(k)) for name, k in KINDS.items()},
+    # RequestArrives also names the opaque, which the spec numbers itself (next_request_id).
+    "RequestArrives": tuple(f for f, _ in _action_fields(RequestArrives)) + ("request_id",),
+    RESPONSE_KIND: (),
+}
+
+#: Fields a black-box RequestArrives may leave null: which IO thread decoded it is internal.
+BLACK_BOX_OPTIONAL: frozenset[str] = frozenset({"io_thread"})
+
+_EVENT_COLUMNS: dict[str, pa.DataType] = {}
+for _kind in ACTION_TYPES:
+    for _name, _annotation in _action_fields(_kind):
+        _EVENT_COLUMNS.setdefault(_name, _FIELD_TYPES[_annotation])
+_EVENT_COLUMNS["request_id"] = pa.int64()
+
+HEADER_COLUMNS: dict[str, pa.DataType] = {
+    "format_version": pa.string(),
+    "implementation": pa.string(),
+    "implementation_version": pa.string(),
+    "profile": pa.string(),
+    "observation": pa.string(),
+    "config": pa.string(),  # JSON text of the configuration object (an object in JSON Lines)
+}
+
+ARROW_SCHEMA = pa.schema(
+    [
+        pa.field("trace_id", pa.string(), nullable=False),
+        pa.field("seq", pa.int64(), nullable=False),
+        pa.field("ts", pa.int64()),
+        pa.field("kind", pa.string(), nullable=False),
+        *(pa.field(n, t) for n, t in _EVENT_COLUMNS.items()),
+        pa.field("responses", pa.list_(RESPONSE_TYPE)),
+        *(pa.field(n, t) for n, t in HEADER_COLUMNS.items()),
+    ]
+)
+COLUMNS: tuple[str, ...] = tuple(ARROW_SCHEMA.names)
+EVENT_FIELD_COLUMNS: tuple[str, ...] = tuple(_EVENT_COLUMNS)
+
+#: Event kinds visible at each observation level.
+_QUEUE_LEVEL_EXCLUDED = frozenset(
+    {
+        "WorkerPassesPutCheck",
+        "WorkerAcquiresPutLock",
+        "WorkerCreatesMappedFile",
+        "WorkerAppendsAndUnlocks",
+        "WorkerThrowsInsideLock",
+        "CommitServiceCommits",
+        "CommitServiceReturnsBuffer",
+        "HaServiceAcquiresPutLock",
+        "HaServiceReleasesPutLock",
+    }
+)
+LEVEL_KINDS: dict[Observation, frozenset[str]] = {
+    Observation.BLACK_BOX: frozenset({"RequestArrives", RESPONSE_KIND}),
+    Observation.QUEUES: frozenset(KINDS) - _QUEUE_LEVEL_EXCLUDED | {RESPONSE_KIND},
+    Observation.FULL: frozenset(KINDS) | {RESPONSE_KIND},
+}
+
+
+# -- Records <-> spec values ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RecordedResponse:
+    """A response as the broker wrote it: the opaque, the code, the remark."""
+
+    request_id: int
+    code: int
+    remark: str | None
+
+
+@dataclass(frozen=True)
+class TraceHeader:
+    """The header record of a trace: who produced it and under which configuration."""
+
+    trace_id: str
+    implementation: str
+    implementation_version: str
+    profile: str
+    observation: Observation
+    config: BrokerConfig
+
+
+def config_to_json(config: BrokerConfig) -> dict[str, Any]:
+    """The header's ``config`` object: every BrokerConfig field, enums by value."""
+    return {
+        "processors": config.processors,
+        "io_threads": config.io_threads,
+        "executors": [
+            {"name": e.name.value, "threads": e.threads, "capacity": e.capacity} for e in config.executors
+        ],
+        "queue_waits": {name.value: wait for name, wait in config.queue_waits},
+        "os_page_cache_busy_timeout_ms": config.os_page_cache_busy_timeout_ms,
+        "fast_failure_enable": config.fast_failure_enable,
+        "transient_store_pool_enable": config.transient_store_pool_enable,
+        "transient_store_pool_size": config.transient_store_pool_size,
+        "mapped_file_size": config.mapped_file_size,
+        "flush_disk_type": config.flush_disk_type.value,
+        "default_processor_registered": config.default_processor_registered,
+        "rate_limit": dataclasses.asdict(config.rate_limit),
+        "start_time_ms": config.start_time_ms,
+        "fast_failure_initial_delay_ms": config.fast_failure_initial_delay_ms,
+        "fast_failure_period_ms": config.fast_failure_period_ms,
+    }
+
+
+class ConfigError(ValueError):
+    """The header's config object does not describe a broker; the message names the field."""
+
+
+def _get(obj: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    if key not in obj:
+        raise ConfigError(f"{where}.{key} is missing")
+    value = obj[key]
+    # bool is an int in Python; a JSON true must not pass for a thread count.
+    if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+        raise ConfigError(f"{where}.{key} must be {_type_name(kind)}, got {value!r}")
+    if not isinstance(value, kind):
+        raise ConfigError(f"{where}.{key} must be {_type_name(kind)}, got {value!r}")
+    return value
+
+
+def _type_name(kind: type | tuple[type, ...]) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join("null" if k is type(None) else k.__name__ for k in kinds)
+
+
+def config_from_json(profile_name: str, obj: Mapping[str, Any]) -> BrokerConfig:
+    """The BrokerConfig a header describes, under the named profile; ConfigError names a bad field."""
+    try:
+        prof = profile(profile_name)
+    except ValueError as e:
+        raise ConfigError(f"profile: {e}") from None
+    where = "config"
+    executors = []
+    for i, item in enumerate(_get(obj, "executors", list, where)):
+        ew = f"{where}.executors[{i}]"
+        if not isinstance(item, dict):
+            raise ConfigError(f"{ew} must be an object")
+        executors.append(
+            ExecutorConfig(
+                name=_executor_name(_get(item, "name", str, ew), f"{ew}.name"),
+                threads=_get(item, "threads", int, ew),
+                capacity=_get(item, "capacity", (int, type(None)), ew),
+            )
+        )
+    waits = _get(obj, "queue_waits", dict, where)
+    rate = _get(obj, "rate_limit", dict, where)
+    try:
+        flush = FlushDiskType(_get(obj, "flush_disk_type", str, where))
+    except ValueError:
+        raise ConfigError(f"{where}.flush_disk_type must be one of {[f.value for f in FlushDiskType]}") from None
+    config = BrokerConfig(
+        profile=prof,
+        processors=_get(obj, "processors", int, where),
+        io_threads=_get(obj, "io_threads", int, where),
+        executors=tuple(executors),
+        queue_waits=tuple(
+            (_executor_name(name, f"{where}.queue_waits"), _get(waits, name, int, f"{where}.queue_waits"))
+            for name in waits
+        ),
+        os_page_cache_busy_timeout_ms=_get(obj, "os_page_cache_busy_timeout_ms", int, where),
+        fast_failure_enable=_get(obj, "fast_failure_enable", bool, where),
+        transient_store_pool_enable=_get(obj, "transient_store_pool_enable", bool, where),
+        transient_store_pool_size=_get(obj, "transient_store_pool_size", int, where),
+        mapped_file_size=_get(obj, "mapped_file_size", int, where),
+        flush_disk_type=flush,
+        default_processor_registered=_get(obj, "default_processor_registered", bool, where),
+        rate_limit=RateLimitConfig(
+            enabled=_get(rate, "enabled", bool, f"{where}.rate_limit"),
+            default_qps=float(_get(rate, "default_qps", (int, float), f"{where}.rate_limit")),
+            send_msg_back_qps=float(_get(rate, "send_msg_back_qps", (int, float), f"{where}.rate_limit")),
+            circuit_breaker_open_micros=_get(rate, "circuit_breaker_open_micros", int, f"{where}.rate_limit"),
+        ),
+        start_time_ms=_get(obj, "start_time_ms", int, where),
+        fast_failure_initial_delay_ms=_get(obj, "fast_failure_initial_delay_ms", int, where),
+        fast_failure_period_ms=_get(obj, "fast_failure_period_ms", int, where),
+    )
+    try:
+        config.validate()
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    return config
+
+
+def _executor_name(value: str, where: str) -> ExecutorName:
+    try:
+        return ExecutorName(value)
+    except ValueError:
+        raise ConfigError(f"{where}: unknown executor {value!r}; known: {[n.value for n in ExecutorName]}") from None
+
+
+def header_record(header: TraceHeader) -> dict[str, Any]:
+    """The header as a flat record (``config`` as a JSON object)."""
+    return {
+        "trace_id": header.trace_id,
+        "seq": 0,
+        "ts": header.config.start_time_ms,
+        "kind": HEADER_KIND,
+        "format_version": FORMAT_VERSION,
+        "implementation": header.implementation,
+        "implementation_version": header.implementation_version,
+        "profile": header.profile,
+        "observation": header.observation.value,
+        "config": config_to_json(header.config),
+    }
+
+
+def header_from_record(record: Mapping[str, Any]) -> TraceHeader:
+    """The header a validated header record describes (``config`` as an object or JSON text)."""
+    config = record["config"]
+    obj = json.loads(config) if isinstance(config, str) else config
+    return TraceHeader(
+        trace_id=record["trace_id"],
+        implementation=record["implementation"],
+        implementation_version=record["implementation_version"],
+        profile=record["profile"],
+        observation=Observation(record["observation"]),
+        config=config_from_json(record["profile"], obj),
+    )
+
+
+def _encode(value: object) -> object:
+    if isinstance(value, RequestCode):
+        return int(value)
+    if isinstance(value, enum.Enum):
+        return value.value
+    return value
+
+
+def event_record(
+    trace_id: str, seq: int, ts: int, action: Action, responses: Sequence[RecordedResponse], request_id: int | None = None
+) -> dict[str, Any]:
+    """One event as a flat record; ``request_id`` is the opaque of a RequestArrives."""
+    record: dict[str, Any] = {"trace_id": trace_id, "seq": seq, "ts": ts, "kind": type(action).__name__}
+    for f in dataclasses.fields(action):
+        record[f.name] = _encode(getattr(action, f.name))
+    if isinstance(action, RequestArrives):
+        record["request_id"] = request_id
+    record["responses"] = [dataclasses.asdict(r) for r in responses]
+    return record
+
+
+_DECODERS: dict[str, typing.Callable[[Any], object]] = {
+    "RequestCode": RequestCode,
+    "ExecutorName": ExecutorName,
+}
+
+
+def action_from_record(record: Mapping[str, Any]) -> Action:
+    """The spec action an event record names (the record is validated: fields present, types right)."""
+    kind = KINDS[record["kind"]]
+    args = {}
+    for name, annotation in _action_fields(kind):
+        decode = _DECODERS.get(annotation)
+        args[name] = decode(record[name]) if decode is not None else record[name]
+    action: Action = kind(**args)
+    return action
+
+
+def responses_from_record(record: Mapping[str, Any]) -> tuple[RecordedResponse, ...]:
+    """The responses an event carries (none if the column is null)."""
+    return tuple(
+        RecordedResponse(r["request_id"], r["code"], r["remark"]) for r in (record.get("responses") or ())
+    )
+
+
+# -- JSON Schema -----------------------------------------------------------------------------------
+
+_JSON_TYPES = {"int": "integer", "bool": "boolean", "str": "string", "RequestCode": "integer", "ExecutorName": "string"}
+
+
+def _field_json_schema(annotation: str) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": _JSON_TYPES[annotation]}
+    if annotation == "ExecutorName":
+        schema["enum"] = [n.value for n in ExecutorName]
+    if annotation == "RequestCode":
+        schema["description"] = "the wire request code; the spec knows " + ", ".join(
+            f"{c.value} ({c.name})" for c in RequestCode
+        )
+    return schema
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of one JSON Lines record (header or event), generated from the spec's actions."""
+    response = {
+        "type": "object",
+        "required": ["request_id", "code", "remark"],
+        "properties": {
+            "request_id": {"type": "integer", "description": "the opaque of the request answered"},
+            "code": {"type": "integer"},
+            "remark": {"type": ["string", "null"]},
+        },
+        "additionalProperties": False,
+    }
+    common = {
+        "trace_id": {"type": "string", "minLength": 1},
+        "seq": {"type": "integer", "minimum": 0},
+        "ts": {"type": "integer", "description": "broker clock (SystemClock.now()) in ms"},
+    }
+    variants: list[dict[str, Any]] = [
+        {
+            "title": HEADER_KIND,
+            "type": "object",
+            "required": ["trace_id", "seq", "ts", "kind", *HEADER_COLUMNS],
+            "properties": {
+                **common,
+                "seq": {"const": 0},
+                "kind": {"const": HEADER_KIND},
+                "format_version": {"const": FORMAT_VERSION},
+                "implementation": {"type": "string"},
+                "implementation_version": {"type": "string"},
+                "profile": {"type": "string"},
+                "observation": {"enum": [o.value for o in Observation]},
+                "config": {"type": "object", "description": "every spec.config.BrokerConfig field; see docs/trace-format.md"},
+            },
+        }
+    ]
+    for name in [*KINDS, RESPONSE_KIND]:
+        props: dict[str, Any] = {**common, "seq": {"type": "integer", "minimum": 1}, "kind": {"const": name}}
+        annotations = dict(_action_fields(KINDS[name])) if name in KINDS else {}
+        for field in KIND_FIELDS[name]:
+            props[field] = _field_json_schema(annotations.get(field, "int"))
+        props["responses"] = {"type": "array", "items": response}
+        required = ["trace_id", "seq", "ts", "kind", *(f for f in KIND_FIELDS[name] if f not in BLACK_BOX_OPTIONAL)]
+        if name == RESPONSE_KIND:
+            props["responses"] = {"type": "array", "items": response, "minItems": 1, "maxItems": 1}
+            required.append("responses")
+        doc = (KINDS[name].__doc__ or "").splitlines()[0] if name in KINDS else "A response seen on the wire (black-box)."
+        variants.append({"title": name, "description": doc, "type": "object", "required": required, "properties": props})
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://github.com/rocketmq-flowspec/traces/trace-event.schema.json",
+        "title": f"rocketmq-flowspec trace record, format {FORMAT_VERSION}",
+        "oneOf": variants,
+    }

@@ -1,0 +1,226 @@
+"""Recording traces: a recorder any implementation can call, and workloads that drive the spec.
+
+:class:`TraceRecorder` is the writing side of the format: an implementation calls
+``record(action, responses, now)`` after each step it takes (the reference broker takes a
+``recorder`` with that method), and the recorder streams the events to JSON Lines or Parquet.
+
+Until a workload is run against the reference implementation, :func:`simulate` drives the
+spec itself: a seeded random walk over :func:`spec.machine.actions`, weighted per workload so
+that each one reaches the overload it is named after. Such traces conform by construction;
+they exercise the format, the rules and the replay, and planted faults in them give the
+examples that break each rule.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from spec.actions import (
+    Action,
+    ClockAdvances,
+    CommitServiceReturnsBuffer,
+    DispatchCreatesTask,
+    RequestArrives,
+    WorkerAppendsAndUnlocks,
+    WorkerTakesTask,
+)
+from spec.codes import RequestCode
+from spec.config import BrokerConfig, RateLimitConfig, broker_config
+from spec.machine import Environment, RequestTemplate, candidate_actions, rule
+from spec.profiles import ExecutorName, profile
+from spec.state import BrokerState, Response, initial_state
+from traces.format import Observation, RecordedResponse, TraceHeader, event_record, header_record
+from traces.replay import COMPACT_EVERY, forget_settled
+from traces.write import TraceWriter
+
+IMPLEMENTATION = "flowspec-spec-simulation"
+
+
+class TraceRecorder:
+    """Turns an implementation's steps into trace records, written as they come (bounded memory)."""
+
+    def __init__(self, writer: TraceWriter, header: TraceHeader) -> None:
+        self.writer = writer
+        self.header = header
+        self.seq = 0
+        writer.write(header_record(header))
+
+    def record(self, action: Action, responses: Sequence[Response], now: int, request_id: int | None = None) -> None:
+        """One step: the action taken, the responses it wrote, the broker clock after it.
+
+        ``request_id`` is the opaque of a RequestArrives (the request the broker just decoded).
+        """
+        self.seq += 1
+        written = [RecordedResponse(r.request_id, int(r.code), r.remark) for r in responses]
+        self.writer.write(event_record(self.header.trace_id, self.seq, now, action, written, request_id))
+
+
+# -- Workloads --------------------------------------------------------------------------------
+
+Weigh = Callable[[int, Action], float]
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A kind of load: a configuration, an environment and how likely each enabled action is."""
+
+    name: str
+    description: str
+    config: Callable[[str], BrokerConfig]
+    env: Environment
+    weights: dict[type, float] = field(default_factory=dict)  # action class -> weight (default 1)
+    phase: Callable[[int], float] | None = None  # arrival weight multiplier by step (bursts)
+
+    def weight(self, step: int, a: Action) -> float:
+        """Relative probability of ``a`` at ``step``."""
+        w = self.weights.get(type(a), 1.0)
+        if self.phase is not None and isinstance(a, RequestArrives):
+            w *= self.phase(step)
+        return w
+
+
+def _broker(version: str, **overrides: Any) -> BrokerConfig:
+    """Send and admin executors, Java's schedule and waits scaled so that a short run reaches them."""
+    settings: dict[str, Any] = dict(
+        io_threads=2,
+        os_page_cache_busy_timeout_ms=20,
+        fast_failure_initial_delay_ms=10,
+        start_time_ms=1,
+    )
+    capacity = overrides.pop("send_capacity", 16)
+    threads = overrides.pop("send_threads", 2)
+    settings.update(overrides)
+    return broker_config(
+        profile(version),
+        executors=(ExecutorName.SEND, ExecutorName.ADMIN),
+        threads={ExecutorName.SEND: threads, ExecutorName.ADMIN: 1},
+        capacities={ExecutorName.SEND: capacity, ExecutorName.ADMIN: 16},
+        queue_waits={ExecutorName.SEND: 50, ExecutorName.ADMIN: 500},
+        **settings,
+    )
+
+
+_SENDS = (
+    RequestTemplate(RequestCode.SEND_MESSAGE),
+    RequestTemplate(RequestCode.SEND_MESSAGE_V2),
+    RequestTemplate(RequestCode.GET_BROKER_RUNTIME_INFO, topic=""),
+    RequestTemplate(RequestCode.UNKNOWN, topic=""),
+)
+_UNBOUNDED = 1 << 62
+
+
+def _env(requests: tuple[RequestTemplate, ...] = _SENDS, **kw: object) -> Environment:
+    base = Environment(
+        requests=requests,
+        max_requests=_UNBOUNDED,
+        clock_steps=(1, 5),
+        max_elapsed_ms=_UNBOUNDED,
+        punctual_fast_failure=True,
+    )
+    return replace(base, **kw)  # type: ignore[arg-type]
+
+
+_LIMITED = RateLimitConfig(enabled=True, default_qps=200.0, send_msg_back_qps=50.0, circuit_breaker_open_micros=50_000)
+
+WORKLOADS: dict[str, Workload] = {
+    w.name: w
+    for w in (
+        Workload("steady", "sends at a rate the broker keeps up with", lambda v: _broker(v), _env()),
+        Workload(
+            "bursts",
+            "quiet periods and bursts of arrivals",
+            lambda v: _broker(v),
+            _env(),
+            weights={RequestArrives: 4.0},
+            phase=lambda i: 1.0 if (i // 400) % 2 == 0 else 0.02,
+        ),
+        Workload(
+            "slow-disk",
+            "the put lock is held long: the broker turns busy ([PC_SYNCHRONIZED], [PCBUSY_CLEAN_QUEUE], [REJECTREQUEST])",
+            lambda v: _broker(v),
+            _env(clock_steps=(1, 5, 25)),
+            weights={WorkerAppendsAndUnlocks: 0.05, ClockAdvances: 3.0},
+        ),
+        Workload(
+            "pool-exhaustion",
+            "the commit service returns buffers slowly: the TransientStorePool runs dry ([REJECTREQUEST])",
+            lambda v: _broker(v, transient_store_pool_enable=True, transient_store_pool_size=2, mapped_file_size=2),
+            _env(),
+            weights={CommitServiceReturnsBuffer: 0.02},
+        ),
+        Workload(
+            "full-send-queue",
+            "workers are slow and the send queue small: [OVERLOAD] and [TIMEOUT_CLEAN_QUEUE]",
+            lambda v: _broker(v, send_capacity=4),
+            _env(),
+            weights={WorkerTakesTask: 0.1, RequestArrives: 3.0, DispatchCreatesTask: 3.0},
+        ),
+        Workload(
+            "retry-storm",
+            "a storm of sends with no limiter (source 004's scenario before its fix)",
+            lambda v: _broker(v, send_capacity=8),
+            _env(clock_steps=(1,)),
+            weights={RequestArrives: 6.0, ClockAdvances: 0.3},
+        ),
+        Workload(
+            "retry-storm-limited",
+            "the same storm with source 004's per-topic limiter on",
+            lambda v: _broker(v, send_capacity=8, rate_limit=_LIMITED),
+            _env(clock_steps=(1,)),
+            weights={RequestArrives: 6.0, ClockAdvances: 0.3},
+        ),
+        Workload(
+            "many-topics",
+            "sends spread over twenty topics with the limiter on",
+            lambda v: _broker(v, rate_limit=_LIMITED),
+            _env(requests=tuple(RequestTemplate(RequestCode.SEND_MESSAGE, topic=f"Topic{i}") for i in range(20))),
+        ),
+    )
+}
+
+
+def simulate(workload: Workload, version: str, events: int, seed: int) -> Iterable[tuple[Action, tuple[Response, ...], int, int | None]]:
+    """A seeded random run of the spec under ``workload``: (action, responses written, now, opaque)."""
+    config = workload.config(version)
+    rng = random.Random(seed)
+    s: BrokerState = initial_state(config)
+    for i in range(events):
+        choices: list[Action] = []
+        weights: list[float] = []
+        for a in candidate_actions(config, s, workload.env):
+            w = workload.weight(i, a)
+            if w > 0 and rule(a)[0](config, s, a):
+                choices.append(a)
+                weights.append(w)
+        if not choices:
+            return
+        (action,) = rng.choices(choices, weights)
+        after = rule(action)[1](config, s, action)
+        opaque = s.next_request_id if isinstance(action, RequestArrives) else None
+        yield action, after.responses[len(s.responses) :], after.now, opaque
+        s = forget_settled(after) if (i + 1) % COMPACT_EVERY == 0 else after
+
+
+def record_workload(
+    out: Path, workload: str, version: str, events: int, traces: int = 1, seed: int = 0, row_group: int = 100_000
+) -> int:
+    """Write ``traces`` traces of ``events`` events each of a workload to ``out``; the rows written."""
+    w = WORKLOADS[workload]
+    with TraceWriter(out, row_group=row_group) as writer:
+        for t in range(traces):
+            header = TraceHeader(
+                trace_id=f"{workload}-{version}-{seed + t}",
+                implementation=IMPLEMENTATION,
+                implementation_version="spec",
+                profile=version,
+                observation=Observation.FULL,
+                config=w.config(version),
+            )
+            recorder = TraceRecorder(writer, header)
+            for action, responses, now, opaque in simulate(w, version, events, seed + t):
+                recorder.record(action, responses, now, opaque)
+        return writer.rows_written

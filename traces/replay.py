@@ -1,0 +1,313 @@
+"""Replay: every event of a trace through the spec's ``enabled`` / ``step``, comparing responses.
+
+For each event the replayer builds the spec action, advances the spec's clock to the event's
+``ts`` (a trace need not record ``ClockAdvances``: a Java broker's clock moves on its own),
+checks the guard, takes the step, and compares the responses the spec wrote in that step with
+the ones the event records (code and remark; opaques mapped to the spec's sequential ids). It
+also checks the spec's state and transition claims after every step. The first divergence
+stops the trace and is explained: the event, expected against observed, and the state fields
+that matter.
+
+History. The spec's state keeps every response and several sets of request ids for checking
+(``responses``, ``started``, ``cancelled``, ``finished_silently``); they only grow, so a long
+trace would make each step cost O(trace). No guard reads them, so the replayer keeps their
+meaning in its own bookkeeping (:class:`History`) and periodically drops settled requests from
+the state (:func:`forget_settled`). The claims that need the whole history,
+``each_request_is_answered_at_most_once`` and ``every_request_is_in_exactly_one_place``, are
+checked on that bookkeeping instead of the compacted state.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from spec.actions import ClockAdvances, RequestArrives
+from spec.codes import ResponseCode
+from spec.config import BrokerConfig
+from spec.invariants import STATE_CLAIMS, TRANSITION_CLAIMS
+from spec.machine import enabled, step
+from spec.state import BrokerState, RequestTask, Response, initial_state
+from spec.steptable import changed_fields, describe_action, render
+from traces.format import (
+    HEADER_KIND,
+    RESPONSE_KIND,
+    Observation,
+    RecordedResponse,
+    TraceHeader,
+    action_from_record,
+    header_from_record,
+    responses_from_record,
+)
+
+#: Claims whose meaning spans the whole run; checked on :class:`History`, not on the compacted state.
+HISTORY_CLAIMS = frozenset({"each_request_is_answered_at_most_once", "every_request_is_in_exactly_one_place"})
+_LOCAL_STATE_CLAIMS = tuple(c for c in STATE_CLAIMS if c.name not in HISTORY_CLAIMS)
+#: How many steps between two compactions of the state's history fields.
+COMPACT_EVERY = 256
+
+
+def in_flight(s: BrokerState) -> frozenset[int]:
+    """Ids of the requests still somewhere in the broker: on a remoting thread, in a queue, on a worker."""
+    ids = {io.request.id for io in s.io_threads if io.request is not None}
+    for e in s.executors:
+        ids.update(t.request.id for t in e.queue if isinstance(t, RequestTask))
+        ids.update(w.task.request.id for w in e.workers if w.task is not None)
+    return frozenset(ids)
+
+
+def forget_settled(s: BrokerState) -> BrokerState:
+    """``s`` without the history of settled requests (no guard reads it; see the module docstring)."""
+    live = in_flight(s)
+    return replace(
+        s,
+        responses=(),
+        finished_silently=frozenset(),
+        started=s.started & live,
+        cancelled=s.cancelled & live,
+    )
+
+
+@dataclass
+class History:
+    """What the replayer remembers of settled requests: who got answered, who finished silently."""
+
+    answered: set[int] = field(default_factory=set)
+    silent: set[int] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """Where a trace and the spec part ways."""
+
+    trace_id: str
+    seq: int
+    kind: str  # "not enabled", "responses differ", "claim broken", "clock went back", "unmodelled"
+    expected: str
+    observed: str
+    state: str  # the relevant state fields, rendered
+    record: str  # the raw event record (JSON)
+
+    def explain(self) -> str:
+        """A paragraph a person can act on."""
+        return (
+            f"trace {self.trace_id} seq {self.seq}: {self.kind}\n"
+            f"  expected: {self.expected}\n  observed: {self.observed}\n"
+            f"  state: {self.state}\n  record: {self.record}"
+        )
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """The outcome of replaying one trace."""
+
+    trace_id: str
+    verdict: str  # "conformant" | "violation" | "inconclusive"
+    events: int  # events replayed (up to and including a divergence)
+    divergence: Divergence | None = None
+    reason: str = ""  # why inconclusive
+    actions: tuple[tuple[str, int], ...] = ()  # (kind, count) of the events replayed
+
+
+def _render_state(s: BrokerState, names: Iterable[str]) -> str:
+    return "; ".join(f"{n}={render(n, getattr(s, n))}" for n in names)
+
+
+_STATE_FOR_KIND = ("now", "io_threads", "executors", "lock", "available_buffers", "fast_failure_phase")
+
+
+def _record_text(record: Mapping[str, Any]) -> str:
+    return json.dumps({k: v for k, v in record.items() if v is not None}, default=str, sort_keys=True)
+
+
+class Replayer:
+    """Replays one trace, event by event; holds the spec state and the opaque ↔ id map."""
+
+    def __init__(self, header: TraceHeader) -> None:
+        self.header = header
+        self.config: BrokerConfig = header.config
+        self.state = initial_state(self.config)
+        self.history = History()
+        self.opaque_of: dict[int, int] = {}  # spec request id -> opaque
+        self.id_of: dict[int, int] = {}  # opaque -> spec request id
+        self.steps = 0
+        self.counts: dict[str, int] = {}
+
+    def _divergence(self, record: Mapping[str, Any], kind: str, expected: str, observed: str, state: str) -> Divergence:
+        return Divergence(self.header.trace_id, record["seq"], kind, expected, observed, state, _record_text(record))
+
+    def _recorded(self, responses: Iterable[RecordedResponse]) -> list[tuple[int | None, int, str | None]]:
+        return [(self.id_of.get(r.request_id), r.code, r.remark) for r in responses]
+
+    def _show(self, responses: Iterable[tuple[int | None, int, str | None]]) -> str:
+        parts = []
+        for rid, code, remark in responses:
+            opaque = self.opaque_of.get(rid, rid) if rid is not None else "?"
+            parts.append(f"opaque {opaque}: {_code_name(code)} {remark!r}")
+        return "[" + "; ".join(parts) + "]" if parts else "no response"
+
+    def apply(self, record: Mapping[str, Any]) -> Divergence | None:
+        """Replay one validated event; the divergence it causes, if any."""
+        kind = record["kind"]
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+        if kind == RESPONSE_KIND:
+            return self._divergence(record, "unmodelled", "an internal event", "a black-box Response", "")
+        action = action_from_record(record)
+        s = self.state
+        ts = record["ts"]
+        if ts < s.now:
+            return self._divergence(record, "clock went back", f"ts >= {s.now}", f"ts = {ts}", "")
+        if ts > s.now and not isinstance(action, ClockAdvances):
+            s = self._step(s, ClockAdvances(ts - s.now))
+        if not enabled(self.config, s, action):
+            return self._divergence(
+                record,
+                "not enabled",
+                f"an action the spec allows here; {describe_action(action)} is not",
+                f"{describe_action(action)}",
+                _render_state(s, _STATE_FOR_KIND),
+            )
+        if isinstance(action, RequestArrives):
+            opaque = record["request_id"]
+            if opaque in self.id_of:
+                return self._divergence(record, "opaque reused", "a fresh opaque", f"opaque {opaque} again", "")
+            self.id_of[opaque] = s.next_request_id
+            self.opaque_of[s.next_request_id] = opaque
+        after = self._step(s, action)
+        if ts != after.now:
+            return self._divergence(record, "clock differs", f"ts = {after.now}", f"ts = {ts}", "")
+        written = after.responses[len(s.responses) :]
+        expected = [(r.request_id, int(r.code), r.remark) for r in written]
+        observed = self._recorded(responses_from_record(record))
+        if not _same_responses(written, observed):
+            return self._divergence(
+                record,
+                "responses differ",
+                self._show(expected),
+                self._show(observed),
+                "; ".join(f"{n}: {b} -> {a}" for n, b, a in changed_fields(s, after)),
+            )
+        broken = self._broken_claims(s, action, after, written)
+        if broken:
+            return self._divergence(
+                record,
+                "claim broken",
+                "every claim holds",
+                ", ".join(broken),
+                "; ".join(f"{n}: {b} -> {a}" for n, b, a in changed_fields(s, after)),
+            )
+        self.state = after
+        self.steps += 1
+        if self.steps % COMPACT_EVERY == 0:
+            self.state = forget_settled(self.state)
+        return None
+
+    def _step(self, s: BrokerState, action: Any) -> BrokerState:
+        after = step(self.config, s, action)
+        return after
+
+    def _broken_claims(
+        self, before: BrokerState, action: Any, after: BrokerState, written: tuple[Response, ...]
+    ) -> list[str]:
+        broken = [c.name for c in _LOCAL_STATE_CLAIMS if not c.check(self.config, after)]
+        broken += [c.name for c in TRANSITION_CLAIMS if not c.check(self.config, before, action, after)]
+        for r in written:
+            if r.request_id in self.history.answered:
+                broken.append("each_request_is_answered_at_most_once")
+            self.history.answered.add(r.request_id)
+        self.history.silent |= after.finished_silently - before.finished_silently
+        return broken
+
+    def finish(self) -> str | None:
+        """At trace end: conservation (every request settled or still in flight); a message if broken."""
+        live = in_flight(self.state)
+        arrived = self.state.next_request_id - 1
+        settled = self.history.answered | self.history.silent
+        if len(live) + len(settled) != arrived or live & settled:
+            return (
+                f"every_request_is_in_exactly_one_place: {arrived} arrived, {len(settled)} settled, "
+                f"{len(live)} in flight, {len(live & settled)} both"
+            )
+        return None
+
+
+def _code_name(code: int) -> str:
+    try:
+        return ResponseCode(code).name
+    except ValueError:
+        return str(code)
+
+
+def _same_responses(written: tuple[Response, ...], observed: list[tuple[int | None, int, str | None]]) -> bool:
+    """Same requests, codes and remarks, in order; a spec remark of None (an exception's text) matches any."""
+    if len(written) != len(observed):
+        return False
+    for r, (rid, code, remark) in zip(written, observed):
+        if rid != r.request_id or code != int(r.code):
+            return False
+        if r.remark is not None and remark != r.remark:
+            return False
+    return True
+
+
+def replay_trace(header: TraceHeader, events: Iterable[Mapping[str, Any]]) -> ReplayResult:
+    """Replay one trace's events (in seq order) against its header."""
+    if header.observation is not Observation.FULL:
+        count = sum(1 for _ in events)
+        return ReplayResult(
+            header.trace_id,
+            "inconclusive",
+            0,
+            reason=f"replay needs observation 'full'; this trace is {header.observation.value!r} ({count} events not replayed)",
+        )
+    replayer = Replayer(header)
+    n = 0
+    for record in events:
+        n += 1
+        divergence = replayer.apply(record)
+        if divergence is not None:
+            return ReplayResult(header.trace_id, "violation", n, divergence, actions=tuple(sorted(replayer.counts.items())))
+    problem = replayer.finish()
+    if problem is not None:
+        d = Divergence(header.trace_id, n, "claim broken at trace end", "every request settled once or in flight", problem, "", "")
+        return ReplayResult(header.trace_id, "violation", n, d, actions=tuple(sorted(replayer.counts.items())))
+    return ReplayResult(header.trace_id, "conformant", n, actions=tuple(sorted(replayer.counts.items())))
+
+
+def replay_records(records: Iterable[Mapping[str, Any]]) -> Iterator[ReplayResult]:
+    """Replay every trace of a validated record stream (traces may interleave); one result per trace."""
+    replayers: dict[str, Replayer | ReplayResult] = {}
+    events: dict[str, int] = {}
+    for record in records:
+        trace_id = record["trace_id"]
+        if record["kind"] == HEADER_KIND:
+            header = header_from_record(record)
+            if header.observation is Observation.FULL:
+                replayers[trace_id] = Replayer(header)
+            else:
+                replayers[trace_id] = ReplayResult(
+                    trace_id, "inconclusive", 0, reason=f"replay needs observation 'full'; this trace is {header.observation.value!r}"
+                )
+            events[trace_id] = 0
+            continue
+        current = replayers[trace_id]
+        events[trace_id] += 1
+        if isinstance(current, Replayer):
+            divergence = current.apply(record)
+            if divergence is not None:
+                replayers[trace_id] = ReplayResult(
+                    trace_id, "violation", events[trace_id], divergence, actions=tuple(sorted(current.counts.items()))
+                )
+    for trace_id, current in replayers.items():
+        if isinstance(current, ReplayResult):
+            yield current
+            continue
+        problem = current.finish()
+        acts = tuple(sorted(current.counts.items()))
+        if problem is not None:
+            d = Divergence(trace_id, events[trace_id], "claim broken at trace end", "every request settled once or in flight", problem, "", "")
+            yield ReplayResult(trace_id, "violation", events[trace_id], d, actions=acts)
+        else:
+            yield ReplayResult(trace_id, "conformant", events[trace_id], actions=acts)

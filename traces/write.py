@@ -1,0 +1,98 @@
+"""Streaming trace writers: JSON Lines, or a Parquet dataset of several row groups and files.
+
+Memory stays bounded: records are buffered up to one row group, then written. A Parquet
+dataset is split into several row groups and files because Spark scans one row group with one
+core (shared/ENGINEERING.md).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from traces.format import ARROW_SCHEMA
+
+DEFAULT_ROW_GROUP = 100_000
+DEFAULT_FILE_ROWS = 1_000_000
+
+
+def _parquet_row(record: Mapping[str, Any]) -> dict[str, Any]:
+    config = record.get("config")
+    if isinstance(config, dict):
+        return {**record, "config": json.dumps(config, sort_keys=True)}
+    return dict(record)
+
+
+class TraceWriter:
+    """Writes records to ``path``: ``*.jsonl`` (one file) or a directory of ``part-NNNNN.parquet`` files."""
+
+    def __init__(self, path: Path, row_group: int = DEFAULT_ROW_GROUP, file_rows: int = DEFAULT_FILE_ROWS) -> None:
+        self.path = path
+        self.parquet = path.suffix not in (".jsonl", ".json")
+        self.row_group = row_group
+        self.file_rows = file_rows
+        self.rows_written = 0
+        self._buffer: list[dict[str, Any]] = []
+        self._text: IO[str] | None = None
+        self._parquet: pq.ParquetWriter | None = None
+        self._file_index = 0
+        self._rows_in_file = 0
+        if self.parquet:
+            path.mkdir(parents=True, exist_ok=True)
+            for old in path.glob("part-*.parquet"):
+                old.unlink()
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._text = path.open("w", encoding="utf-8")
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        """Append one record."""
+        self.rows_written += 1
+        if self._text is not None:
+            self._text.write(json.dumps(record, separators=(",", ":")) + "\n")
+            return
+        self._buffer.append(_parquet_row(record))
+        if len(self._buffer) >= self.row_group:
+            self._flush()
+
+    def write_all(self, records: Iterable[Mapping[str, Any]]) -> None:
+        """Append every record."""
+        for r in records:
+            self.write(r)
+
+    def _flush(self) -> None:
+        if not self._buffer:
+            return
+        if self._parquet is None or self._rows_in_file >= self.file_rows:
+            if self._parquet is not None:
+                self._parquet.close()
+            name = self.path / f"part-{self._file_index:05d}.parquet"
+            self._parquet = pq.ParquetWriter(name, ARROW_SCHEMA, compression="zstd")
+            self._file_index += 1
+            self._rows_in_file = 0
+        table = pa.Table.from_pylist(self._buffer, schema=ARROW_SCHEMA)
+        self._parquet.write_table(table, row_group_size=self.row_group)
+        self._rows_in_file += len(self._buffer)
+        self._buffer = []
+
+    def close(self) -> None:
+        """Flush and close."""
+        if self._text is not None:
+            self._text.close()
+            self._text = None
+        self._flush()
+        if self._parquet is not None:
+            self._parquet.close()
+            self._parquet = None
+
+    def __enter__(self) -> TraceWriter:
+        return self
+
+    def __exit__(self, t: type[BaseException] | None, v: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
