@@ -1,0 +1,112 @@
+"""Bad input: every kind of broken trace is refused with a message naming file, line and field."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from traces.format import ARROW_SCHEMA
+from traces.read import MAX_LINE_BYTES, TraceInputError, validate
+from traces.record import record_workload
+
+Record = dict[str, Any]
+
+
+@pytest.fixture(scope="module")
+def good(tmp_path_factory: pytest.TempPathFactory) -> list[Record]:
+    path = tmp_path_factory.mktemp("good") / "steady.jsonl"
+    record_workload(path, "steady", "5.3.3", 40)
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _write(path: Path, records: list[Record]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def _refused(paths: list[str]) -> str:
+    with pytest.raises(TraceInputError) as e:
+        validate(paths)
+    return str(e.value)
+
+
+def test_a_good_trace_validates(good: list[Record], tmp_path: Path) -> None:
+    v = validate([str(_write(tmp_path / "t.jsonl", good))])
+    assert v.events == len(good) - 1 and len(v.traces) == 1
+
+
+def test_empty_input(tmp_path: Path) -> None:
+    (tmp_path / "empty.jsonl").write_text("")
+    assert "empty.jsonl: empty: no trace records" in _refused([str(tmp_path / "empty.jsonl")])
+    assert "no trace files" in _refused([str(tmp_path / "*.parquet")]) or "no such file" in _refused(
+        [str(tmp_path / "*.parquet")]
+    )
+
+
+def test_malformed_json(good: list[Record], tmp_path: Path) -> None:
+    path = _write(tmp_path / "t.jsonl", good[:3])
+    path.write_text(path.read_text() + '{"trace_id": "x", "seq": 3,\n')
+    assert "t.jsonl:4: malformed JSON" in _refused([str(path)])
+
+
+@pytest.mark.parametrize(
+    ("index", "change", "message"),
+    [
+        (2, lambda r: r.update(kind="WorkerDances"), "t.jsonl:3: field 'kind': unknown kind 'WorkerDances'"),
+        (-1, lambda r: r.pop("code"), "field 'code' is missing"),
+        (-1, lambda r: r.update(io_thread="0"), "field 'io_thread' must be int"),
+        (-1, lambda r: r.update(oneway=1), "field 'oneway' must be bool"),
+        (-1, lambda r: r.update(code=15), "field 'code': 15 is not a request code the spec models"),
+        (0, lambda r: r.update(format_version="2"), "t.jsonl:1: field 'format_version': unknown format version '2'"),
+        (0, lambda r: r["config"].pop("io_threads"), "t.jsonl:1: field config.io_threads is missing"),
+        (3, lambda r: r.update(seq=2), "t.jsonl:4: field 'seq': trace"),
+        (3, lambda r: r.update(seq=5), "skips seq 3..4"),
+        (1, lambda r: r.update(responses=[{"request_id": 1, "code": "0", "remark": None}]), "responses[0]: field 'code' must be int"),
+        (1, lambda r: r.update(colour="red"), "t.jsonl:2: unknown field(s) ['colour']"),
+    ],
+)
+def test_a_bad_record_names_line_and_field(
+    good: list[Record], tmp_path: Path, index: int, change: Callable[[Record], None], message: str
+) -> None:
+    # index -1 is the first RequestArrives (the events before it depend on the workload's walk).
+    arrival = next(i for i, r in enumerate(good) if r["kind"] == "RequestArrives")
+    records = [json.loads(json.dumps(r)) for r in good[: max(6, arrival + 1)]]
+    change(records[arrival if index == -1 else index])
+    assert message in _refused([str(_write(tmp_path / "t.jsonl", records))])
+
+
+def test_duplicated_seq(good: list[Record], tmp_path: Path) -> None:
+    records = good[:4] + [good[3]]
+    assert "seq 3 after seq 3 repeats or goes back" in _refused([str(_write(tmp_path / "t.jsonl", records))])
+
+
+def test_event_of_a_trace_with_no_header(good: list[Record], tmp_path: Path) -> None:
+    assert "event before the trace's header" in _refused([str(_write(tmp_path / "t.jsonl", good[1:4]))])
+
+
+def test_truncated_parquet(good: list[Record], tmp_path: Path) -> None:
+    rows = [{**r, "config": json.dumps(r["config"])} if "config" in r else r for r in good]
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.Table.from_pylist(rows, schema=ARROW_SCHEMA), path)
+    path.write_bytes(path.read_bytes()[:-100])
+    assert "t.parquet row 0: not a readable Parquet file" in _refused([str(path)])
+
+
+def test_a_line_of_10_mb(good: list[Record], tmp_path: Path) -> None:
+    path = _write(tmp_path / "t.jsonl", good[:2])
+    with path.open("a") as f:
+        f.write(json.dumps({**good[2], "topic": "x" * (10 << 20)}) + "\n")
+    assert f"t.jsonl:3: line is longer than {MAX_LINE_BYTES} bytes" in _refused([str(path)])
+
+
+def test_a_mixture_of_good_and_bad_files_names_only_the_bad(good: list[Record], tmp_path: Path) -> None:
+    _write(tmp_path / "a-good.jsonl", good)
+    _write(tmp_path / "b-bad.jsonl", [{**r, "trace_id": "t2"} for r in good[:2]] + [{**good[2], "trace_id": "t3"}])
+    message = _refused([str(tmp_path)])
+    assert "b-bad.jsonl:3" in message and "a-good.jsonl" not in message
