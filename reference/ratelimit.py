@@ -1,0 +1,112 @@
+"""Source 004's per-topic limiter, written as its Java is: a mutable Guava SmoothBursty with a breaker.
+
+``TokenBucketRateLimiter`` is "modified from Guava": the SmoothRateLimiter fields and arithmetic
+of ``RateLimiter.create(permitsPerSecond)`` (doubles for permits and the interval, longs for
+microseconds, a ``(long)`` cast that truncates the wait), and the article's ``acquire`` that
+reserves without a ``canAcquire`` pre-check and opens a circuit breaker instead of sleeping.
+
+The stopwatch is the broker's millisecond clock read from the limiter's creation, so its
+microseconds are multiples of 1000.
+
+Sources: guava SmoothRateLimiter.java (resync, reserveEarliestAvailable, SmoothBursty.doSetRate)
+and RateLimiter.java (setRate, reserveAndGetWaitLength); 004_1b59479d7af64a40.txt section 四.5.
+"""
+
+from __future__ import annotations
+
+import math
+
+MICROS_PER_SECOND = 1_000_000
+LONG_MAX = 2**63 - 1
+LONG_MIN = -(2**63)
+
+
+def java_long(value: float) -> int:
+    """Java's ``(long)`` cast of a double: NaN is 0, out-of-range values saturate, else truncate toward 0."""
+    if math.isnan(value):
+        return 0
+    if value >= LONG_MAX:
+        return LONG_MAX
+    if value <= LONG_MIN:
+        return LONG_MIN
+    return int(value)
+
+
+def saturated_add(a: int, b: int) -> int:
+    """Guava's ``LongMath.saturatedAdd``."""
+    return max(LONG_MIN, min(LONG_MAX, a + b))
+
+
+class TokenBucketRateLimiter:
+    """One topic's bucket: SmoothBursty state plus ``circuitBreakerOpen`` and ``lastNeedWaitMicrosecs``."""
+
+    def __init__(self, permits_per_second: float, created_at_ms: int, circuit_breaker_open_micros: int) -> None:
+        # SmoothRateLimiter's fields have no initialisers: they start at 0 and setRate fills them.
+        self.stored_permits = 0.0
+        self.max_permits = 0.0
+        self.stable_interval_micros = 0.0
+        self.next_free_ticket_micros = 0
+        self.max_burst_seconds = 1.0  # RateLimiter.create's SmoothBursty(stopwatch, 1.0)
+        self.created_at_ms = created_at_ms  # Stopwatch.createStarted(): the zero of read_micros
+        self.circuit_breaker_open_micros = circuit_breaker_open_micros
+        self.circuit_breaker_open = False
+        self.last_need_wait_micros = 0
+        self.set_rate(permits_per_second, now_ms=created_at_ms)
+
+    def read_micros(self, now_ms: int) -> int:
+        """``SleepingStopwatch.readMicros()``: micros since this limiter was created."""
+        return (now_ms - self.created_at_ms) * 1000
+
+    def set_rate(self, permits_per_second: float, now_ms: int) -> None:
+        """``RateLimiter.setRate`` → ``SmoothRateLimiter.doSetRate`` → ``SmoothBursty.doSetRate``."""
+        if not permits_per_second > 0.0:
+            raise ValueError(f"rate must be positive, got permits_per_second={permits_per_second}")
+        self._resync(self.read_micros(now_ms))
+        self.stable_interval_micros = MICROS_PER_SECOND / permits_per_second
+        old_max_permits = self.max_permits
+        self.max_permits = self.max_burst_seconds * permits_per_second
+        if old_max_permits == math.inf:
+            self.stored_permits = self.max_permits
+        elif old_max_permits == 0.0:
+            self.stored_permits = 0.0  # a new limiter starts with no stored burst
+        else:
+            self.stored_permits = self.stored_permits * self.max_permits / old_max_permits
+
+    def _cool_down_interval_micros(self) -> float:
+        return self.stable_interval_micros  # SmoothBursty
+
+    def _resync(self, now_micros: int) -> None:
+        """Turn idle time since ``nextFreeTicketMicros`` into stored permits (strict ``>``)."""
+        if now_micros > self.next_free_ticket_micros:
+            new_permits = (now_micros - self.next_free_ticket_micros) / self._cool_down_interval_micros()
+            self.stored_permits = min(self.max_permits, self.stored_permits + new_permits)
+            self.next_free_ticket_micros = now_micros
+
+    def _reserve_earliest_available(self, required_permits: int, now_micros: int) -> int:
+        """Reserve: the caller waits for the previous debt; this request's cost moves the next ticket."""
+        self._resync(now_micros)
+        return_value = self.next_free_ticket_micros
+        stored_permits_to_spend = min(float(required_permits), self.stored_permits)
+        fresh_permits = required_permits - stored_permits_to_spend
+        # SmoothBursty.storedPermitsToWaitTime is 0: stored permits are free.
+        wait_micros = 0 + java_long(fresh_permits * self.stable_interval_micros)
+        self.next_free_ticket_micros = saturated_add(self.next_free_ticket_micros, wait_micros)
+        self.stored_permits -= stored_permits_to_spend
+        return return_value
+
+    def _reserve_and_get_wait_length(self, permits: int, now_micros: int) -> int:
+        moment_available = self._reserve_earliest_available(permits, now_micros)
+        return max(moment_available - now_micros, 0)
+
+    def acquire(self, now_ms: int) -> bool:
+        """Source 004's ``acquire()``: close a breaker that has been open long enough; if closed,
+        reserve one permit, and open the breaker when that reservation would have to wait."""
+        now_micros = self.read_micros(now_ms)
+        if self.circuit_breaker_open and now_micros - self.next_free_ticket_micros >= self.circuit_breaker_open_micros:
+            self.circuit_breaker_open = False
+        if not self.circuit_breaker_open:
+            need_wait = self._reserve_and_get_wait_length(1, now_micros)
+            self.last_need_wait_micros = need_wait
+            if need_wait > 0:
+                self.circuit_breaker_open = True
+        return not self.circuit_breaker_open
