@@ -318,7 +318,7 @@ class FastFailureEndsBusyDrain:
     """Phase 1 ends: the store is not busy, or the send queue is empty. Phase 2 starts.
 
     Actor: fast failure
-    Changes: fast_failure_phase, fast_failure_queue
+    Changes: fast_failure_phase, fast_failure_queue, fast_failure_scan_wait
     """
 
 
@@ -338,7 +338,7 @@ class FastFailureStopsAtHead:
     """Phase 2: the head is young, cancelled, foreign or absent: stop scanning this queue.
 
     Actor: fast failure
-    Changes: fast_failure_phase, fast_failure_queue
+    Changes: fast_failure_phase, fast_failure_queue, fast_failure_scan_wait
     """
 
     queue: ExecutorName

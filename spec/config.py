@@ -98,13 +98,6 @@ class BrokerConfig:
             return self.flush_disk_type is FlushDiskType.ASYNC_FLUSH
         return True
 
-    def wait_for(self, name: ExecutorName) -> int:
-        """The configured max wait of a cleaned queue."""
-        for queue, wait in self.queue_waits:
-            if queue is name:
-                return wait
-        raise KeyError(f"{name.value} queue is not cleaned in profile {self.profile.version}")
-
     def validate(self) -> None:
         """Raise ValueError naming the field when a value cannot describe a broker."""
         problems: list[str] = []

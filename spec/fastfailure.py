@@ -151,9 +151,23 @@ def fast_failure_ends_busy_drain(config: BrokerConfig, s: BrokerState, a: FastFa
     """Effect: phase 2 starts at the first cleaned queue (phase 1 always runs first, corner 19).
 
     Source: BrokerFastFailure.cleanExpiredRequest: the while loop's exit (busy false, isEmpty,
-    or a null poll: corner 16) then the cleanExpiredRequestInQueue calls.
+    or a null poll: corner 16) then the cleanExpiredRequestInQueue calls, each of which gets its
+    queue's maxWait as an argument, read once when the call starts (4.2.0–5.2.0 a getter,
+    5.3.0+ a Supplier): a wait changed during a queue's scan applies from the next scan (corner 27).
     """
-    return replace(s, fast_failure_phase=FastFailurePhase.CLEANING, fast_failure_queue=0)
+    return _scan_queue(s, 0)
+
+
+def _scan_queue(s: BrokerState, index: int) -> BrokerState:
+    """Phase 2 moves to cleaned queue ``index``, reading its max wait now; past the last, the run ends."""
+    if index >= len(s.queue_waits):
+        return replace(s, fast_failure_phase=FastFailurePhase.IDLE, fast_failure_queue=0, fast_failure_scan_wait=0)
+    return replace(
+        s,
+        fast_failure_phase=FastFailurePhase.CLEANING,
+        fast_failure_queue=index,
+        fast_failure_scan_wait=s.queue_waits[index][1],
+    )
 
 
 def _cleaning(config: BrokerConfig, s: BrokerState, queue: ExecutorName) -> tuple[QueueElement | None, int] | None:
@@ -162,11 +176,11 @@ def _cleaning(config: BrokerConfig, s: BrokerState, queue: ExecutorName) -> tupl
         return None
     if not 0 <= s.fast_failure_queue < len(s.queue_waits):
         return None
-    name, wait = s.queue_waits[s.fast_failure_queue]
+    name, _ = s.queue_waits[s.fast_failure_queue]
     if name is not queue:
         return None
     elements = s.executor(name).queue
-    return (elements[0] if elements else None), wait
+    return (elements[0] if elements else None), s.fast_failure_scan_wait
 
 
 def _head_is_cleanable(head: QueueElement | None, now: int, wait: int) -> bool:
@@ -219,7 +233,4 @@ def fast_failure_stops_at_head(config: BrokerConfig, s: BrokerState, a: FastFail
     Source: cleanExpiredRequestInQueue's ``break``s: isEmpty / null peek / castRunnable null /
     isStopRun / ``behind < maxWait`` (semantics.md 4.3, corners 21, 22).
     """
-    following = s.fast_failure_queue + 1
-    if following >= len(s.queue_waits):
-        return replace(s, fast_failure_phase=FastFailurePhase.IDLE, fast_failure_queue=0)
-    return replace(s, fast_failure_queue=following)
+    return _scan_queue(s, s.fast_failure_queue + 1)

@@ -28,7 +28,7 @@ from spec.codes import (
     parse_rate_limit_remark,
 )
 from spec.config import BrokerConfig
-from spec.machine import Environment, candidate_actions, rule, step
+from spec.machine import Environment, candidate_actions, enabled, step
 from spec.profiles import ExecutorName
 from spec.putlock import HA_SERVICE, begin_time_is_zero_when_free, is_os_page_cache_busy
 from spec.remoting import route
@@ -203,8 +203,8 @@ def _new_responses(before: BrokerState, after: BrokerState) -> tuple[Response, .
 def timeout_answers_only_after_the_queue_wait(
     config: BrokerConfig, before: BrokerState, a: Action, after: BrokerState
 ) -> bool:
-    """A ``[TIMEOUT_CLEAN_QUEUE]`` answer goes only to a task that waited at least its queue's max wait,
-    and its remark reports that wait and the queue's size after the removal.
+    """A ``[TIMEOUT_CLEAN_QUEUE]`` answer goes only to a task that waited at least the max wait in force
+    for its queue's scan, and its remark reports that wait and the queue's size after the removal.
 
     Why: the 200 ms send-queue wait is the contract operators tune; answering younger tasks
     fails sends that would have succeeded (corner 20: ``>=``).
@@ -221,7 +221,7 @@ def timeout_answers_only_after_the_queue_wait(
             return False
         name, task = tasks[0]
         _, period, size = parsed
-        if period != before.now - task.create_timestamp or period < before.wait_for(name):
+        if period != before.now - task.create_timestamp or period < before.fast_failure_scan_wait:
             return False
         if size != len(after.executor(name).queue):
             return False
@@ -352,32 +352,51 @@ def _quiescent_environment(env: Environment) -> Environment:
     )
 
 
-def run_to_quiescence(config: BrokerConfig, s: BrokerState, env: Environment, max_steps: int = 20_000) -> BrokerState:
-    """Run a fair schedule with no new arrivals: take the first enabled thread action, and when no
-    thread can move, let the clock advance one fast-failure period. A HA holder releases first."""
+def quiescence_step(config: BrokerConfig, s: BrokerState, env: Environment) -> BrokerState | None:
+    """One step of the fair schedule used for bounded liveness, or None once everything is settled.
+
+    With no new arrivals and no faults: a HA holder releases first; otherwise the first enabled
+    thread action (in :func:`spec.machine.candidate_actions` order) is taken; when no thread
+    can move, the clock advances one fast-failure period. The schedule is deterministic, so a
+    run to quiescence is a function of the state.
+    """
+    if s.lock.holder == HA_SERVICE:
+        return step(config, s, HaServiceReleasesPutLock())
+    if _settled(s):
+        return None
     quiet = _quiescent_environment(env)
+    for a in candidate_actions(config, s, quiet):
+        if not isinstance(a, RequestArrives) and enabled(config, s, a):
+            return step(config, s, a)
+    return step(config, s, ClockAdvances(config.fast_failure_period_ms))
+
+
+def run_to_quiescence(config: BrokerConfig, s: BrokerState, env: Environment, max_steps: int = 20_000) -> BrokerState:
+    """Follow :func:`quiescence_step` until nothing is left to settle (or ``max_steps`` steps)."""
     for _ in range(max_steps):
-        if s.lock.holder == HA_SERVICE:
-            s = step(config, s, HaServiceReleasesPutLock())
-            continue
-        if _settled(s) and s.lock.holder is None:
+        following = quiescence_step(config, s, env)
+        if following is None:
             return s
-        for a in candidate_actions(config, s, quiet):
-            guard, effect = rule(a)
-            if not isinstance(a, RequestArrives) and guard(config, s, a):
-                s = effect(config, s, a)
-                break
-        else:
-            s = step(config, s, ClockAdvances(config.fast_failure_period_ms))
+        s = following
     return s
 
 
 def _settled(s: BrokerState) -> bool:
+    """No request is left on a remoting thread, in a queue, or on a worker."""
     busy_threads = any(io.request is not None for io in s.io_threads) or any(
         any(isinstance(t, RequestTask) for t in e.queue) or any(w.task is not None for w in e.workers)
         for e in s.executors
     )
     return not busy_threads
+
+
+def is_settled_once(config: BrokerConfig, s: BrokerState) -> bool:
+    """The end of a quiescence run: nothing left anywhere, every request settled exactly once."""
+    return (
+        _settled(s)
+        and every_request_is_in_exactly_one_place(config, s)
+        and each_request_is_answered_at_most_once(config, s)
+    )
 
 
 def settles_once_arrivals_stop(config: BrokerConfig, s: BrokerState, env: Environment) -> bool:
@@ -388,8 +407,7 @@ def settles_once_arrivals_stop(config: BrokerConfig, s: BrokerState, env: Enviro
     Why: overload protection may refuse work, but it must never strand a request: a stranded
     send is a producer blocked until its own timeout, with no reason given.
     """
-    end = run_to_quiescence(config, s, env)
-    return _settled(end) and every_request_is_in_exactly_one_place(config, end) and each_request_is_answered_at_most_once(config, end)
+    return is_settled_once(config, run_to_quiescence(config, s, env))
 
 
 # -- The registry ------------------------------------------------------------------------------------

@@ -158,15 +158,26 @@ def rule(a: Action) -> tuple[Guard, Effect]:
             assert_never(a)
 
 
+_RULES: dict[type, tuple[Guard, Effect]] = {}
+
+
+def _rule_of(a: Action) -> tuple[Guard, Effect]:
+    """:func:`rule`, remembered per action class (the rule depends on the class only)."""
+    found = _RULES.get(type(a))
+    if found is None:
+        found = _RULES[type(a)] = rule(a)
+    return found
+
+
 def enabled(config: BrokerConfig, s: BrokerState, a: Action) -> bool:
     """Whether ``a``'s guard holds in ``s``."""
-    guard, _ = rule(a)
+    guard, _ = _rule_of(a)
     return guard(config, s, a)
 
 
 def step(config: BrokerConfig, s: BrokerState, a: Action) -> BrokerState:
     """The state after ``a``; raises :class:`ActionNotEnabled` if its guard is false."""
-    guard, effect = rule(a)
+    guard, effect = _rule_of(a)
     if not guard(config, s, a):
         raise ActionNotEnabled(f"{a!r} is not enabled")
     return effect(config, s, a)
@@ -271,6 +282,6 @@ def actions(config: BrokerConfig, s: BrokerState, env: Environment) -> list[Acti
 def successors(config: BrokerConfig, s: BrokerState, env: Environment) -> Iterator[tuple[Action, BrokerState]]:
     """Each enabled action with the state it leads to (the guard is evaluated once)."""
     for a in candidate_actions(config, s, env):
-        guard, effect = rule(a)
+        guard, effect = _rule_of(a)
         if guard(config, s, a):
             yield a, effect(config, s, a)

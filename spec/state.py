@@ -144,6 +144,7 @@ class BrokerState:
     available_buffers: tuple[int, ...]  # TransientStorePool.availableBuffers; index 0 is the deque head
     fast_failure_phase: FastFailurePhase  # where the scheduler thread is
     fast_failure_queue: int  # phase 2: index into the cleaned queues of the queue being scanned
+    fast_failure_scan_wait: int  # phase 2: the maxWait argument of the current cleanExpiredRequestInQueue call
     fast_failure_next_run: int  # the fixed-rate schedule's next start time (ms)
     fast_failure_enable: bool  # brokerFastFailureEnable, read at the start of each run
     queue_waits: tuple[tuple[ExecutorName, int], ...]  # waitTimeMillsIn*Queue, read at each run
@@ -192,6 +193,7 @@ def initial_state(config: BrokerConfig) -> BrokerState:
         available_buffers=tuple(range(config.transient_store_pool_size)) if config.pool_enabled else (),
         fast_failure_phase=FastFailurePhase.IDLE,
         fast_failure_queue=0,
+        fast_failure_scan_wait=0,
         fast_failure_next_run=config.start_time_ms + config.fast_failure_initial_delay_ms,
         fast_failure_enable=config.fast_failure_enable,
         queue_waits=config.queue_waits,

@@ -719,11 +719,6 @@ def test_corner_27_a_changed_wait_applies_at_the_next_tick() -> None:
     assert s.responses == (timeout_response(2, 1010, 0),)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="spec bug: fastfailure._cleaning reads s.queue_waits at every step of a queue's scan; "
-    "Java passes maxWait once per cleanExpiredRequestInQueue call (semantics.md 4.3, corner 27)",
-)
 def test_corner_27_a_wait_changed_mid_scan_does_not_apply_to_that_scan() -> None:
     config = small_broker()
     s = writer_waits_behind_replication(config, initial_state(config))
