@@ -34,10 +34,10 @@ from spec.machine import Environment, RequestTemplate, candidate_actions, rule
 from spec.profiles import ExecutorName, profile
 from spec.state import BrokerState, Response, initial_state
 from traces.format import Observation, RecordedResponse, TraceHeader, event_record, header_record
-from traces.replay import COMPACT_EVERY, forget_settled
+from traces.replay import COMPACT_EVERY, forget_settled, in_flight
 from traces.write import TraceWriter
 
-IMPLEMENTATION = "flowspec-spec-simulation"
+DRAIN_FACTOR = 3
 
 
 class TraceRecorder:
@@ -47,14 +47,19 @@ class TraceRecorder:
         self.writer = writer
         self.header = header
         self.seq = 0
+        self.arrivals = 0
         writer.write(header_record(header))
 
     def record(self, action: Action, responses: Sequence[Response], now: int, request_id: int | None = None) -> None:
         """One step: the action taken, the responses it wrote, the broker clock after it.
 
-        ``request_id`` is the opaque of a RequestArrives (the request the broker just decoded).
+        ``request_id`` is the opaque of a RequestArrives; when the implementation does not pass
+        it, opaques are taken to be numbered 1, 2, … in arrival order (as the reference does).
         """
         self.seq += 1
+        if isinstance(action, RequestArrives):
+            self.arrivals += 1
+            request_id = self.arrivals if request_id is None else request_id
         written = [RecordedResponse(r.request_id, int(r.code), r.remark) for r in responses]
         self.writer.write(event_record(self.header.trace_id, self.seq, now, action, written, request_id))
 
@@ -183,44 +188,101 @@ WORKLOADS: dict[str, Workload] = {
 }
 
 
-def simulate(workload: Workload, version: str, events: int, seed: int) -> Iterable[tuple[Action, tuple[Response, ...], int, int | None]]:
-    """A seeded random run of the spec under ``workload``: (action, responses written, now, opaque)."""
-    config = workload.config(version)
+Take = Callable[[BrokerState, Action], BrokerState | None]
+"""Performs a chosen action on the implementation; the spec state after what it actually did (None: stop)."""
+
+
+def walk(workload: Workload, config: BrokerConfig, events: int, seed: int, take: Take) -> None:
+    """A seeded random walk over the spec's enabled actions, weighted by ``workload``.
+
+    Requests arrive during the first ``events`` steps; then arrivals stop and the walk goes on
+    until every request is settled and the put lock is free (at most ``DRAIN_FACTOR`` × events
+    steps in all), so that a trace ends quiet and "answered exactly once" can be judged at its end.
+    """
     rng = random.Random(seed)
-    s: BrokerState = initial_state(config)
-    for i in range(events):
+    s: BrokerState | None = initial_state(config)
+    i = 0
+    while s is not None and (
+        i < events or (i < events * DRAIN_FACTOR and (in_flight(s) or s.lock.holder is not None))
+    ):
         choices: list[Action] = []
         weights: list[float] = []
         for a in candidate_actions(config, s, workload.env):
-            w = workload.weight(i, a)
+            w = 0.0 if i >= events and isinstance(a, RequestArrives) else workload.weight(i, a)
             if w > 0 and rule(a)[0](config, s, a):
                 choices.append(a)
                 weights.append(w)
         if not choices:
             return
         (action,) = rng.choices(choices, weights)
+        s = take(s, action)
+        i += 1
+        if s is not None and i % COMPACT_EVERY == 0:
+            s = forget_settled(s)
+
+
+def _spec_take(config: BrokerConfig, recorder: TraceRecorder) -> Take:
+    """The spec itself as the implementation."""
+
+    def take(s: BrokerState, action: Action) -> BrokerState:
         after = rule(action)[1](config, s, action)
         opaque = s.next_request_id if isinstance(action, RequestArrives) else None
-        yield action, after.responses[len(s.responses) :], after.now, opaque
-        s = forget_settled(after) if (i + 1) % COMPACT_EVERY == 0 else after
+        recorder.record(action, after.responses[len(s.responses) :], after.now, opaque)
+        return after
+
+    return take
+
+
+def _reference_take(config: BrokerConfig, recorder: TraceRecorder) -> Take:
+    """The reference broker (reference/broker.py) as the implementation; it reports to ``recorder``.
+
+    The spec only proposes what may happen next; the reference performs it (a thread's action
+    steps that thread) and the spec follows what the reference actually did. If that is not
+    enabled in the spec the walk stops: the trace ends at the divergence, for ``check`` to explain.
+    """
+    from reference.broker import Broker
+    from reference.lockstep import perform
+
+    broker = Broker(config, recorder=recorder)
+
+    def take(s: BrokerState, action: Action) -> BrokerState | None:
+        done = perform(broker, action)
+        if done is None or not rule(done)[0](config, s, done):
+            return None
+        return rule(done)[1](config, s, done)
+
+    return take
+
+
+IMPLEMENTATIONS: dict[str, Callable[[BrokerConfig, TraceRecorder], Take]] = {
+    "reference": _reference_take,
+    "spec": _spec_take,
+}
 
 
 def record_workload(
-    out: Path, workload: str, version: str, events: int, traces: int = 1, seed: int = 0, row_group: int = 100_000
+    out: Path,
+    workload: str,
+    version: str,
+    events: int,
+    traces: int = 1,
+    seed: int = 0,
+    row_group: int = 100_000,
+    implementation: str = "reference",
 ) -> int:
-    """Write ``traces`` traces of ``events`` events each of a workload to ``out``; the rows written."""
+    """Write ``traces`` traces of about ``events`` events each of a workload to ``out``; the rows written."""
     w = WORKLOADS[workload]
     with TraceWriter(out, row_group=row_group) as writer:
         for t in range(traces):
+            config = w.config(version)
             header = TraceHeader(
                 trace_id=f"{workload}-{version}-{seed + t}",
-                implementation=IMPLEMENTATION,
-                implementation_version="spec",
+                implementation=f"flowspec-{implementation}",
+                implementation_version="0.1.0",
                 profile=version,
                 observation=Observation.FULL,
-                config=w.config(version),
+                config=config,
             )
             recorder = TraceRecorder(writer, header)
-            for action, responses, now, opaque in simulate(w, version, events, seed + t):
-                recorder.record(action, responses, now, opaque)
+            walk(w, config, events, seed + t, IMPLEMENTATIONS[implementation](config, recorder))
         return writer.rows_written

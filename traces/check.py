@@ -1,0 +1,402 @@
+"""``flowspec check``: validate traces, then run the rules and the replay on Spark, and judge each trace.
+
+Pipeline (PObserve's shape): validate (streaming, in the driver: a bad line stops everything
+with exit 2) → Spark reads the files with the format's schema → frame rules over all traces →
+per trace (``groupBy(trace_id).applyInArrow``): the scan rules, the replay and the time series
+for the report → per-trace verdicts. The driver only ever collects per-rule summaries, samples
+of violating events (joined back to their raw records) and downsampled series; never a trace.
+
+Verdicts: **violation** if a rule or the replay found one; **conformant** if no rule broke and
+the replay (which needs observation "full") conformed; otherwise **inconclusive**, naming
+what was missing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+import spec.codes
+from spec.codes import OVERLOAD_REMARK, PC_SYNCHRONIZED_REMARK, REJECT_REQUEST_REMARK, ResponseCode
+from traces.format import ARROW_SCHEMA, HEADER_KIND, TraceHeader, header_from_record, header_record
+from traces.read import Validator, resolve, validate
+from traces.replay import replay_trace
+from traces.rules import LEVEL_ORDER, RULES, RULES_BY_NAME, SAMPLE, header_facts, scan_trace
+
+REPLAY = "replay"
+KINDS_ROW = "__kinds__"  # per-trace event counts by kind (coverage), computed in the same pass
+SERIES_BINS = 120
+
+FINDING_SCHEMA = T.StructType(
+    [
+        T.StructField("trace_id", T.StringType()),
+        T.StructField("rule", T.StringType()),
+        T.StructField("status", T.StringType()),
+        T.StructField("checked", T.LongType()),
+        T.StructField("violations", T.LongType()),
+        T.StructField("sample", T.ArrayType(T.StructType([T.StructField("seq", T.LongType()), T.StructField("detail", T.StringType())]))),
+        T.StructField("note", T.StringType()),
+    ]
+)
+_FINDING_ARROW = pa.schema(
+    [
+        ("trace_id", pa.string()),
+        ("rule", pa.string()),
+        ("status", pa.string()),
+        ("checked", pa.int64()),
+        ("violations", pa.int64()),
+        ("sample", pa.list_(pa.struct([("seq", pa.int64()), ("detail", pa.string())]))),
+        ("note", pa.string()),
+    ]
+)
+
+
+def spark_schema() -> T.StructType:
+    """The trace format's schema as Spark types (Spark reads JSON objects into the string column ``config``)."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    schema: T.StructType = from_arrow_schema(ARROW_SCHEMA)
+    return schema
+
+
+def load(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
+    """All records of ``paths`` as one DataFrame (JSON Lines and Parquet may be mixed)."""
+    files = resolve(paths)
+    parquet = [str(f) for f in files if f.suffix == ".parquet"]
+    jsonl = [str(f) for f in files if f.suffix != ".parquet"]
+    frames = []
+    if parquet:
+        frames.append(spark.read.schema(spark_schema()).parquet(*parquet))
+    if jsonl:
+        frames.append(spark.read.schema(spark_schema()).json(jsonl, mode="FAILFAST"))
+    df = frames[0]
+    for other in frames[1:]:
+        df = df.unionByName(other)
+    return df
+
+
+# -- Frame rules ------------------------------------------------------------------------------
+
+
+def _status(checked: Column, violations: Column) -> Column:
+    return F.when(violations > 0, "violation").when(checked > 0, "pass").otherwise("inconclusive")
+
+
+def _summarise(items: DataFrame) -> DataFrame:
+    """(trace_id, rule, seq, ok, detail) items → one finding per (trace, rule) with a sample of breaks."""
+    bad = items.where(~F.col("ok"))
+    ranked = bad.withColumn("rn", F.row_number().over(Window.partitionBy("trace_id", "rule").orderBy("seq")))
+    sample = (
+        ranked.where(F.col("rn") <= SAMPLE)
+        .groupBy("trace_id", "rule")
+        .agg(F.sort_array(F.collect_list(F.struct("seq", "detail"))).alias("sample"))
+    )
+    counts = items.groupBy("trace_id", "rule").agg(
+        F.count(F.lit(1)).alias("checked"), F.sum(F.when(~F.col("ok"), 1).otherwise(0)).alias("violations")
+    )
+    return (
+        counts.join(sample, ["trace_id", "rule"], "left")
+        .select(
+            "trace_id",
+            "rule",
+            _status(F.col("checked"), F.col("violations")).alias("status"),
+            F.col("checked").cast("long"),
+            F.col("violations").cast("long"),
+            F.coalesce("sample", F.array().cast(FINDING_SCHEMA["sample"].dataType)).alias("sample"),
+            F.lit("").alias("note"),
+        )
+    )
+
+
+def frame_rules(events: DataFrame, facts: DataFrame) -> DataFrame:
+    """The black-box rules over every trace at once; one finding per (trace, rule) that had items."""
+    arrivals = events.where(F.col("kind") == "RequestArrives").select(
+        "trace_id", "request_id", F.col("seq").alias("a_seq"), "oneway", "code"
+    )
+    responses = (
+        events.where(F.size("responses") > 0)
+        .select("trace_id", "seq", F.explode("responses").alias("r"))
+        .select("trace_id", "seq", F.col("r.request_id").alias("request_id"), F.col("r.code").alias("code"), F.col("r.remark").alias("remark"))
+    )
+    facts = F.broadcast(facts)
+    counts = responses.groupBy("trace_id", "request_id").agg(F.count(F.lit(1)).alias("n"))
+    answered = arrivals.join(counts, ["trace_id", "request_id"], "left").join(facts, "trace_id")
+    n = F.coalesce(F.col("n"), F.lit(0))
+    must = ~F.col("oneway") & ~F.array_contains(F.col("silent_codes"), F.col("code"))
+    once = answered.select(
+        "trace_id",
+        F.lit("each_request_is_answered_exactly_once").alias("rule"),
+        F.col("a_seq").alias("seq"),
+        F.when(must, n == 1).otherwise(n <= 1).alias("ok"),
+        F.format_string("opaque %d (code %d, oneway %s) got %d responses", "request_id", "code", "oneway", n).alias("detail"),
+    )
+    before = responses.join(arrivals.select("trace_id", "request_id", "a_seq"), ["trace_id", "request_id"], "left").select(
+        "trace_id",
+        F.lit("no_response_before_its_request").alias("rule"),
+        "seq",
+        F.coalesce(F.col("a_seq") < F.col("seq"), F.lit(False)).alias("ok"),
+        F.format_string("response to opaque %d at seq %d; its request arrived at seq %s", "request_id", "seq", F.coalesce(F.col("a_seq").cast("string"), F.lit("never"))).alias("detail"),
+    )
+    busy = int(ResponseCode.SYSTEM_BUSY)
+    remark = F.col("remark")
+    # The spec's own patterns for the remarks that carry numbers (spec.codes keeps them private).
+    clean = spec.codes._CLEAN_QUEUE_PATTERN.pattern
+    rate = spec.codes._RATE_LIMIT_PATTERN.pattern
+    expected = (
+        F.when(remark.isin(REJECT_REQUEST_REMARK, OVERLOAD_REMARK), F.col("code") == busy)
+        .when(remark == PC_SYNCHRONIZED_REMARK, F.col("code") == F.col("pc_code"))
+        .when(remark.rlike(f"^{clean}$") | remark.rlike(f"^{rate}$"), F.col("code") == busy)
+        .when(remark.startswith(" request type "), F.col("code") == int(ResponseCode.REQUEST_CODE_NOT_SUPPORTED))
+        .when(remark == F.col("sendback_remark"), F.col("code") == F.col("sendback_code"))
+        .otherwise(F.col("code").isin(int(ResponseCode.SUCCESS), int(ResponseCode.SYSTEM_ERROR), int(ResponseCode.REQUEST_CODE_NOT_SUPPORTED)))
+    )
+    carry = responses.join(facts, "trace_id").select(
+        "trace_id",
+        F.lit("responses_carry_the_profile_codes_and_remarks").alias("rule"),
+        "seq",
+        expected.alias("ok"),
+        F.format_string("opaque %d: code %d remark %s", "request_id", "code", F.coalesce(remark, F.lit("null"))).alias("detail"),
+    )
+    return _summarise(once.unionByName(before).unionByName(carry))
+
+
+# -- Per-trace work: scan rules, replay, series -------------------------------------------------------
+
+
+def _columns(table: pa.Table) -> Iterator[dict[str, Any]]:
+    names = table.column_names
+    cols = [table.column(n).to_pylist() for n in names]
+    for values in zip(*cols):
+        yield dict(zip(names, values))
+
+
+def _series(header: TraceHeader, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Downsampled pictures of one trace: queue depth per queue, lock hold vs busy threshold,
+    free buffers, responses by code, each per time bin (max within the bin)."""
+    from traces.rules import TraceScanner
+
+    if not rows:
+        return {}
+    t0, t1 = rows[0]["ts"], rows[-1]["ts"]
+    width = max(1, (t1 - t0 + SERIES_BINS) // SERIES_BINS)
+    scanner = TraceScanner(header)
+    depth: dict[str, list[int]] = {q: [0] * SERIES_BINS for q in scanner.queues}
+    hold = [0] * SERIES_BINS
+    free = [len(scanner.available)] * SERIES_BINS
+    codes: dict[str, list[int]] = {}
+    for row in rows:
+        scanner.event(row["seq"], row["ts"], row["kind"], row)
+        b = min(SERIES_BINS - 1, (row["ts"] - t0) // width)
+        for q, d in scanner.queues.items():
+            depth[q][b] = max(depth[q][b], len(d))
+        begin = scanner.lock.begin_time_in_lock
+        hold[b] = max(hold[b], row["ts"] - begin if begin else 0)
+        free[b] = len(scanner.available)
+        for r in row.get("responses") or []:
+            try:
+                name = ResponseCode(r["code"]).name
+            except ValueError:
+                name = str(r["code"])
+            codes.setdefault(name, [0] * SERIES_BINS)[b] += 1
+    return {
+        "t0": t0,
+        "bin_ms": width,
+        "queue_depth": depth,
+        "lock_hold_ms": hold,
+        "busy_threshold_ms": header.config.os_page_cache_busy_timeout_ms,
+        "free_buffers": free,
+        "pool_enabled": header.config.pool_enabled,
+        "responses_by_code": codes,
+    }
+
+
+def per_trace(headers: Mapping[str, dict[str, Any]], rules: bool, replay: bool, series: bool) -> Any:
+    """The function applyInArrow runs on one trace's rows (its header is passed in, as a record)."""
+
+    def run(table: pa.Table) -> pa.Table:
+        table = table.sort_by("seq")
+        rows = [r for r in _columns(table) if r["kind"] != HEADER_KIND]
+        trace_id = table.column("trace_id")[0].as_py()
+        header = header_from_record(headers[trace_id])
+        out: list[dict[str, Any]] = []
+        if rules:
+            level = LEVEL_ORDER[header.observation]
+            for name, finding in scan_trace(header, rows).items():
+                needs = RULES_BY_NAME[name].level
+                if LEVEL_ORDER[needs] > level:
+                    status, note = "inconclusive", f"needs observation {needs.value!r}; the trace is {header.observation.value!r}"
+                elif finding.violations:
+                    status, note = "violation", ""
+                elif finding.checked:
+                    status, note = "pass", ""
+                else:
+                    status, note = "inconclusive", "nothing to check in this trace"
+                out.append(
+                    {
+                        "trace_id": trace_id,
+                        "rule": name,
+                        "status": status,
+                        "checked": finding.checked,
+                        "violations": finding.violations,
+                        "sample": [{"seq": s, "detail": d} for s, d in finding.sample],
+                        "note": note,
+                    }
+                )
+        if replay:
+            result = replay_trace(header, rows)
+            d = result.divergence
+            out.append(
+                {
+                    "trace_id": trace_id,
+                    "rule": REPLAY,
+                    "status": {"conformant": "pass"}.get(result.verdict, result.verdict),
+                    "checked": result.events,
+                    "violations": 0 if d is None else 1,
+                    "sample": [] if d is None else [{"seq": d.seq, "detail": d.explain()}],
+                    "note": result.reason or json.dumps(dict(result.actions)),
+                }
+            )
+        counts: dict[str, int] = {}
+        for r in rows:
+            counts[r["kind"]] = counts.get(r["kind"], 0) + 1
+        out.append({"trace_id": trace_id, "rule": KINDS_ROW, "status": "", "checked": len(rows), "violations": 0, "sample": [], "note": json.dumps(counts)})
+        if series:
+            out.append(
+                {"trace_id": trace_id, "rule": "__series__", "status": "", "checked": 0, "violations": 0, "sample": [], "note": json.dumps(_series(header, rows))}
+            )
+        return pa.Table.from_pylist(out, schema=_FINDING_ARROW)
+
+    return run
+
+
+# -- The check ------------------------------------------------------------------------------------
+
+
+@dataclass
+class TraceVerdict:
+    """One trace's verdict with its findings."""
+
+    trace_id: str
+    verdict: str
+    observation: str
+    events: int
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    series: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class CheckResult:
+    """Everything ``flowspec check`` reports."""
+
+    traces: list[TraceVerdict]
+    kinds: dict[str, int]  # events per kind over all traces (action coverage)
+    rule_totals: dict[str, dict[str, int]]  # rule -> status -> traces
+
+    @property
+    def exit_code(self) -> int:
+        """0 all conformant, 1 any violation; inconclusive alone is not conformance, and exits 1 too."""
+        return 0 if all(t.verdict == "conformant" for t in self.traces) else 1
+
+
+def run_check(
+    spark: SparkSession,
+    paths: Sequence[str],
+    rules: bool = True,
+    replay: bool = True,
+    series: bool = False,
+    validator: Validator | None = None,
+) -> CheckResult:
+    """Validate ``paths`` (raises TraceInputError), then judge every trace on Spark."""
+    validator = validator or validate(paths)
+    headers = {tid: header_record(p.header) for tid, p in validator.traces.items()}
+    events = load(spark, paths).where(F.col("kind") != HEADER_KIND)
+    findings_frames: list[DataFrame] = []
+    if rules:
+        facts = spark.createDataFrame(
+            [header_facts(p.header) for p in validator.traces.values()],
+            "trace_id string, observation string, level int, silent_codes array<bigint>, pc_code bigint, sendback_code bigint, sendback_remark string",
+        )
+        findings_frames.append(frame_rules(events, facts))
+    findings_frames.append(
+        events.groupBy("trace_id").applyInArrow(per_trace(headers, rules, replay, series), FINDING_SCHEMA)
+    )
+    rows = []
+    for frame in findings_frames:
+        rows += [r.asDict(recursive=True) for r in frame.collect()]
+    kinds: dict[str, int] = {}
+    per_trace_events: dict[str, int] = {}
+    for r in rows:
+        if r["rule"] == KINDS_ROW:
+            per_trace_events[r["trace_id"]] = r["checked"]
+            for kind, n in json.loads(r["note"]).items():
+                kinds[kind] = kinds.get(kind, 0) + n
+    rows = [r for r in rows if r["rule"] != KINDS_ROW]
+    _attach_raw_records(events, rows)
+    verdicts = _verdicts(validator, rows, per_trace_events)
+    totals: dict[str, dict[str, int]] = {}
+    for t in verdicts:
+        for f in t.findings:
+            totals.setdefault(f["rule"], {}).setdefault(f["status"], 0)
+            totals[f["rule"]][f["status"]] += 1
+    return CheckResult(verdicts, kinds, totals)
+
+
+def _attach_raw_records(events: DataFrame, rows: list[dict[str, Any]]) -> None:
+    """Join the sampled violating events back to their raw records (only those few rows)."""
+    wanted = {(r["trace_id"], s["seq"]) for r in rows if r["rule"] != "__series__" for s in r["sample"]}
+    if not wanted:
+        return
+    spark = events.sparkSession
+    keys = spark.createDataFrame(sorted(wanted), "trace_id string, seq bigint")
+    raw = {
+        (r["trace_id"], r["seq"]): r["raw"]
+        for r in events.join(F.broadcast(keys), ["trace_id", "seq"]).select(
+            "trace_id", "seq", F.to_json(F.struct(*[c for c in events.columns])).alias("raw")
+        ).collect()
+    }
+    for r in rows:
+        for s in r["sample"]:
+            s["raw"] = raw.get((r["trace_id"], s["seq"]), "")
+
+
+def _verdicts(validator: Validator, rows: list[dict[str, Any]], events: Mapping[str, int]) -> list[TraceVerdict]:
+    by_trace: dict[str, list[dict[str, Any]]] = {}
+    series: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        if r["rule"] == "__series__":
+            series[r["trace_id"]] = json.loads(r["note"])
+        else:
+            by_trace.setdefault(r["trace_id"], []).append(r)
+    out = []
+    for trace_id, progress in sorted(validator.traces.items()):
+        findings = sorted(by_trace.get(trace_id, []), key=lambda f: (f["rule"] != REPLAY, f["rule"]))
+        present = {f["rule"] for f in findings}
+        for rule in RULES:
+            if rule.name not in present and rule.body == "frame":
+                findings.append(_empty(trace_id, rule.name, "nothing to check in this trace"))
+        missing = [f"{f['rule']}: {f['note']}" for f in findings if f["status"] == "inconclusive" and f["rule"] == REPLAY]
+        if any(f["status"] == "violation" for f in findings):
+            verdict = "violation"
+        elif any(f["rule"] == REPLAY and f["status"] == "pass" for f in findings):
+            verdict = "conformant"
+        else:
+            verdict = "inconclusive"
+            if not missing:
+                missing = ["the replay was not run"]
+        out.append(
+            TraceVerdict(trace_id, verdict, progress.header.observation.value, events.get(trace_id, 0), findings, missing, series.get(trace_id, {}))
+        )
+    return out
+
+
+def _empty(trace_id: str, rule: str, note: str) -> dict[str, Any]:
+    return {"trace_id": trace_id, "rule": rule, "status": "inconclusive", "checked": 0, "violations": 0, "sample": [], "note": note}
+
