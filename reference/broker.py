@@ -201,10 +201,11 @@ class Broker:
 
         # BrokerFastFailure: scheduleAtFixedRate(task, initialDelay, period).
         self.fast_failure_enable = config.fast_failure_enable  # brokerFastFailureEnable, read each run
-        self.queue_waits = config.queue_waits  # waitTimeMillsIn*Queue, in cleaning order, read each scan
+        self.queue_waits = config.queue_waits  # waitTimeMillsIn*Queue, in cleaning order, read at each scan
         self.fast_failure_next_run = config.start_time_ms + config.fast_failure_initial_delay_ms
         self.fast_failure_stage = FastFailureStage.BETWEEN_RUNS
         self.fast_failure_queue_index = 0  # phase 2: the queue being scanned
+        self.fast_failure_scan_wait = 0  # phase 2: the maxWait argument of the current scan
         self._fast_failure = self._fast_failure_scheduled_thread()
 
         # Source 004's RateLimitHandler.rateLimiterMap.
@@ -281,7 +282,7 @@ class Broker:
         self._record(OperatorSetsFastFailureEnable(enabled), len(self._responses))
 
     def operator_sets_queue_wait(self, queue: ExecutorName, wait_ms: int) -> None:
-        """updateBrokerConfig waitTimeMillsIn<queue>Queue; the next look at that queue's head reads it."""
+        """updateBrokerConfig waitTimeMillsIn<queue>Queue; the next scan of that queue reads it."""
         if not any(q is queue for q, _ in self.queue_waits):
             raise StepRefused(f"the {queue.value} queue is not cleaned by fast failure here")
         if self.wait_for(queue) == wait_ms:
@@ -784,27 +785,35 @@ class Broker:
             remark = pcbusy_remark(self.now - task.create_timestamp, self.reported_queue_size(send_queue))
             self._return_response(task, remark, ResponseKind.PCBUSY_CLEAN_QUEUE)
             yield FastFailureDrainsBusySendQueue()
-        self.fast_failure_stage = FastFailureStage.TIMEOUT_CLEAN
-        self.fast_failure_queue_index = 0
+        self._start_scan(0)
         yield FastFailureEndsBusyDrain()
-        cleaned_queues = [name for name, _ in self.queue_waits]
-        for position, name in enumerate(cleaned_queues):
-            yield from self._clean_expired_request_in_queue(name, run_started_at, last=position == len(cleaned_queues) - 1)
+        while self.fast_failure_stage is FastFailureStage.TIMEOUT_CLEAN:
+            name, _ = self.queue_waits[self.fast_failure_queue_index]
+            yield from self._clean_expired_request_in_queue(name, self.fast_failure_scan_wait, run_started_at)
 
-    def _clean_expired_request_in_queue(self, name: ExecutorName, run_started_at: int, last: bool) -> ThreadBody:
+    def _start_scan(self, index: int) -> None:
+        """Call cleanExpiredRequestInQueue on the ``index``-th cleaned queue with its maxWait, read now
+        (4.2.0–5.2.0 a getter, 5.3.0+ a Supplier: a change applies from the next scan, corner 27);
+        past the last queue the run ends."""
+        if index >= len(self.queue_waits):
+            self.fast_failure_stage = FastFailureStage.BETWEEN_RUNS
+            self.fast_failure_queue_index = 0
+            self.fast_failure_scan_wait = 0
+        else:
+            self.fast_failure_stage = FastFailureStage.TIMEOUT_CLEAN
+            self.fast_failure_queue_index = index
+            self.fast_failure_scan_wait = self.queue_waits[index][1]
+
+    def _clean_expired_request_in_queue(self, name: ExecutorName, max_wait_ms: int, run_started_at: int) -> ThreadBody:
         """cleanExpiredRequestInQueue(queue, maxWait): remove expired heads until one is not."""
         queue = self.executors[name].queue
         limit = self.fast_failure_scan_limit()
         cleaned = 0
         while True:
             now = self.fast_failure_now(run_started_at)
-            head = None if limit is not None and cleaned >= limit else self.find_expired(queue, self.wait_for(name), now)
+            head = None if limit is not None and cleaned >= limit else self.find_expired(queue, max_wait_ms, now)
             if head is None:
-                if last:
-                    self.fast_failure_stage = FastFailureStage.BETWEEN_RUNS
-                    self.fast_failure_queue_index = 0
-                else:
-                    self.fast_failure_queue_index += 1
+                self._start_scan(self.fast_failure_queue_index + 1)
                 yield FastFailureStopsAtHead(name)
                 return
             task = cast_runnable(head)
@@ -847,6 +856,7 @@ class Broker:
             available_buffers=tuple(self.transient_store_pool.available_buffers),
             fast_failure_phase=_OBSERVED_PHASE[self.fast_failure_stage],
             fast_failure_queue=self.fast_failure_queue_index,
+            fast_failure_scan_wait=self.fast_failure_scan_wait,
             fast_failure_next_run=self.fast_failure_next_run,
             fast_failure_enable=self.fast_failure_enable,
             queue_waits=self.queue_waits,
