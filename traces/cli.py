@@ -1,0 +1,87 @@
+"""The ``check`` and ``record`` subcommands of ``flowspec`` (registered by :func:`register`).
+
+Exit codes of ``check``: 0 every trace conformant; 1 a violation (or a trace that cannot be
+judged conformant: inconclusive); 2 input that cannot be read or is not a valid trace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from spec.profiles import DEFAULT_PROFILE, PROFILES
+from traces.read import TraceInputError, validate
+from traces.record import IMPLEMENTATIONS, WORKLOADS, record_workload
+
+EXIT_INVALID = 2
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``check`` and ``record`` to the ``flowspec`` command line."""
+    check = subparsers.add_parser("check", help="validate traces against the spec and its rules (Spark)")
+    check.add_argument("paths", nargs="+", metavar="PATH", help="JSON Lines / Parquet files, directories or globs")
+    check.add_argument("--profile", choices=sorted(PROFILES), help="require every trace to claim this profile")
+    check.add_argument("--master", default="local[2]", help="Spark master URL (default local[2])")
+    check.add_argument("--report", type=Path, help="write an HTML report here")
+    check.add_argument("--json", action="store_true", help="print the result as JSON")
+    check.add_argument("--no-replay", action="store_true", help="run the rules only")
+    check.set_defaults(func=run_check_command)
+
+    record = subparsers.add_parser("record", help="record a workload's trace")
+    record.add_argument("--workload", choices=sorted(WORKLOADS), required=True)
+    record.add_argument("--events", type=int, default=10_000, help="steps with arrivals (a drain to quiescence follows)")
+    record.add_argument("--profile", choices=sorted(PROFILES), default=DEFAULT_PROFILE)
+    record.add_argument("--out", type=Path, required=True, help="*.jsonl, or a directory for a Parquet dataset")
+    record.add_argument("--traces", type=int, default=1, help="how many traces (seeds seed, seed+1, …)")
+    record.add_argument("--seed", type=int, default=0)
+    record.add_argument("--implementation", choices=sorted(IMPLEMENTATIONS), default="reference")
+    record.set_defaults(func=run_record_command)
+
+
+def run_check_command(args: argparse.Namespace) -> int:
+    """``flowspec check``."""
+    try:
+        validator = validate(args.paths)
+    except TraceInputError as e:
+        print(f"flowspec check: invalid input ({len(e.problems)} file(s)):", file=sys.stderr)
+        for p in e.problems:
+            print(f"  {p}", file=sys.stderr)
+        return EXIT_INVALID
+    if args.profile is not None:
+        wrong = [f"{t}: claims {p.header.profile}" for t, p in validator.traces.items() if p.header.profile != args.profile]
+        if wrong:
+            print(f"flowspec check: traces not of profile {args.profile}: " + "; ".join(wrong), file=sys.stderr)
+            return EXIT_INVALID
+    from traces.check import run_check
+    from traces.report import console, to_html, to_json
+    from traces.session import get_spark
+
+    spark = get_spark(master=args.master)
+    result = run_check(spark, args.paths, replay=not args.no_replay, series=args.report is not None, validator=validator)
+    if args.report is not None:
+        args.report.parent.mkdir(parents=True, exist_ok=True)
+        args.report.write_text(to_html(result), encoding="utf-8")
+    print(json.dumps(to_json(result), indent=2) if args.json else console(result))
+    return result.exit_code
+
+
+def run_record_command(args: argparse.Namespace) -> int:
+    """``flowspec record``."""
+    rows = record_workload(args.out, args.workload, args.profile, args.events, args.traces, args.seed, implementation=args.implementation)
+    print(f"wrote {rows} records ({args.traces} trace(s), workload {args.workload}, profile {args.profile}) to {args.out}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Stand-alone entry (``python -m traces.cli``), for when spec.cli is not at hand."""
+    parser = argparse.ArgumentParser(prog="flowspec")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    code: int = args.func(args)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

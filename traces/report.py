@@ -1,0 +1,154 @@
+"""The outputs of ``flowspec check``: a console table, a JSON document and an HTML page.
+
+The HTML page is self-contained (inline SVG drawn here, no scripts, no network): per trace,
+queue depth per queue, lock hold time against the busy threshold, free pool buffers and
+responses by code over time, then every violation with its sample of raw records.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from typing import Any
+
+from traces.check import REPLAY, CheckResult, TraceVerdict
+from traces.format import KINDS, RESPONSE_KIND
+from traces.rules import RULES
+
+COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
+
+
+def coverage(result: CheckResult) -> dict[str, Any]:
+    """Which actions and rules the traces exercised."""
+    kinds = [*KINDS, RESPONSE_KIND]
+    exercised_rules = sorted(r for r, statuses in result.rule_totals.items() if statuses.get("pass") or statuses.get("violation"))
+    return {
+        "actions_seen": {k: result.kinds.get(k, 0) for k in kinds},
+        "actions_missing": [k for k in kinds if not result.kinds.get(k) and k != RESPONSE_KIND],
+        "rules_exercised": exercised_rules,
+        "rules_not_exercised": [r.name for r in RULES if r.name not in exercised_rules],
+    }
+
+
+def to_json(result: CheckResult) -> dict[str, Any]:
+    """The whole result as plain data (``--json``)."""
+    totals = {v: sum(1 for t in result.traces if t.verdict == v) for v in ("conformant", "violation", "inconclusive")}
+    return {
+        "totals": {"traces": len(result.traces), **totals, "events": sum(t.events for t in result.traces)},
+        "traces": [{k: v for k, v in asdict(t).items() if k != "series"} for t in result.traces],
+        "rules": result.rule_totals,
+        "coverage": coverage(result),
+        "exit_code": result.exit_code,
+    }
+
+
+def console(result: CheckResult) -> str:
+    """A table per trace: rule, status, checked, violations; then samples of violations."""
+    lines: list[str] = []
+    for t in result.traces:
+        lines.append(f"trace {t.trace_id} ({t.observation}, {t.events} events): {t.verdict.upper()}")
+        for m in t.missing:
+            lines.append(f"  missing: {m}")
+        lines.append(f"  {'rule':<52} {'status':<13} {'checked':>9} {'broken':>7}")
+        for f in t.findings:
+            lines.append(f"  {f['rule']:<52} {f['status']:<13} {f['checked']:>9} {f['violations']:>7}")
+        for f in t.findings:
+            for s in f["sample"]:
+                lines.append(f"  ! {f['rule']} at seq {s['seq']}: {s['detail']}")
+                if s.get("raw"):
+                    lines.append(f"    raw: {s['raw']}")
+    data = to_json(result)
+    tot = data["totals"]
+    lines.append(
+        f"{tot['traces']} traces, {tot['events']} events: {tot['conformant']} conformant, "
+        f"{tot['violation']} violation, {tot['inconclusive']} inconclusive"
+    )
+    cov = data["coverage"]
+    lines.append(f"actions never seen: {', '.join(cov['actions_missing']) or 'none'}")
+    lines.append(f"rules not exercised: {', '.join(cov['rules_not_exercised']) or 'none'}")
+    return "\n".join(lines)
+
+
+# -- HTML -----------------------------------------------------------------------------------------
+
+
+def _chart(title: str, series: Mapping[str, Sequence[float]], x0: int, bin_ms: int, threshold: float | None = None) -> str:
+    """A line chart of several series over time bins, as inline SVG."""
+    w, h, pad = 560, 160, 36
+    values = [v for s in series.values() for v in s] + ([threshold] if threshold is not None else [])
+    top = max(values + [1.0])
+    n = max((len(s) for s in series.values()), default=1)
+
+    def x(i: int) -> float:
+        return pad + (w - 2 * pad) * i / max(1, n - 1)
+
+    def y(v: float) -> float:
+        return h - pad + (-(h - 2 * pad) * v / top)
+
+    parts = [f'<svg width="{w}" height="{h}" role="img" aria-label="{html.escape(title)}">']
+    parts.append(f'<text x="{pad}" y="14" font-size="12">{html.escape(title)}</text>')
+    parts.append(f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}" stroke="#999"/>')
+    parts.append(f'<text x="2" y="{pad}" font-size="10">{top:g}</text><text x="2" y="{h - pad}" font-size="10">0</text>')
+    parts.append(f'<text x="{pad}" y="{h - 8}" font-size="10">ts {x0}</text>')
+    parts.append(f'<text x="{w - pad - 80}" y="{h - 8}" font-size="10">ts {x0 + n * bin_ms}</text>')
+    if threshold is not None:
+        parts.append(f'<line x1="{pad}" y1="{y(threshold):.1f}" x2="{w - pad}" y2="{y(threshold):.1f}" stroke="#d62728" stroke-dasharray="4 3"/>')
+    for k, (name, s) in enumerate(series.items()):
+        colour = COLOURS[k % len(COLOURS)]
+        points = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(s))
+        parts.append(f'<polyline fill="none" stroke="{colour}" points="{points}"/>')
+        parts.append(f'<text x="{w - pad + 2 - 120}" y="{28 + 12 * k}" font-size="10" fill="{colour}">{html.escape(name)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _trace_html(t: TraceVerdict) -> str:
+    out = [f'<h2 id="{html.escape(t.trace_id)}">{html.escape(t.trace_id)}: {t.verdict}</h2>']
+    out.append(f"<p>{t.events} events, observation {t.observation}. {html.escape('; '.join(t.missing))}</p>")
+    s = t.series
+    if s:
+        x0, b = s["t0"], s["bin_ms"]
+        out.append(_chart("queue depth per queue", s["queue_depth"], x0, b))
+        out.append(_chart("lock hold time (ms) vs busy threshold (dashed)", {"hold": s["lock_hold_ms"]}, x0, b, s["busy_threshold_ms"]))
+        if s["pool_enabled"]:
+            out.append(_chart("free pool buffers", {"free": s["free_buffers"]}, x0, b))
+        out.append(_chart("responses by code (per bin)", s["responses_by_code"], x0, b))
+    out.append("<table><tr><th>rule</th><th>status</th><th>checked</th><th>violations</th><th>note</th></tr>")
+    for f in t.findings:
+        note = f["note"] if f["rule"] != REPLAY or f["status"] == "inconclusive" else ""
+        out.append(
+            f'<tr class="{f["status"]}"><td>{html.escape(f["rule"])}</td><td>{f["status"]}</td>'
+            f'<td>{f["checked"]}</td><td>{f["violations"]}</td><td>{html.escape(note)}</td></tr>'
+        )
+    out.append("</table>")
+    for f in t.findings:
+        for sample in f["sample"]:
+            out.append(
+                f'<div class="violation"><b>{html.escape(f["rule"])}</b> at seq {sample["seq"]}'
+                f'<pre>{html.escape(sample["detail"])}</pre><pre>{html.escape(sample.get("raw", ""))}</pre></div>'
+            )
+    return "\n".join(out)
+
+
+def to_html(result: CheckResult) -> str:
+    """The report page."""
+    data = to_json(result)
+    tot = data["totals"]
+    cov = data["coverage"]
+    body = [
+        "<h1>flowspec check</h1>",
+        f"<p>{tot['traces']} traces, {tot['events']} events: {tot['conformant']} conformant, {tot['violation']} violation, {tot['inconclusive']} inconclusive.</p>",
+        "<h2>Rules</h2><table><tr><th>rule</th><th>traces by status</th></tr>",
+        *(f"<tr><td>{html.escape(r)}</td><td>{html.escape(json.dumps(s))}</td></tr>" for r, s in sorted(result.rule_totals.items())),
+        "</table>",
+        f"<p>Actions never seen: {html.escape(', '.join(cov['actions_missing']) or 'none')}</p>",
+        *(_trace_html(t) for t in result.traces),
+    ]
+    style = (
+        "body{font-family:sans-serif;max-width:1200px;margin:auto} table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px} tr.violation{background:#fdd}"
+        "tr.inconclusive{background:#ffd} pre{white-space:pre-wrap;font-size:12px} svg{margin:4px;border:1px solid #eee}"
+    )
+    return f"<!doctype html><html><head><meta charset='utf-8'><title>flowspec check</title><style>{style}</style></head><body>{''.join(body)}</body></html>"
