@@ -21,8 +21,10 @@ Decision points are small methods, so that a mutant is a subclass overriding exa
 ``should_start_worker(executor)``     ``workerCount < corePoolSize``: submit starts a thread
 ``queue_has_room(executor)``          ``LinkedBlockingQueue.offer`` succeeds
 ``task_should_run(task)``             ``RequestTask.run``: ``if (!stopRun)``
+``process_request(processor, cmd)``   SUCCESS, or the admin processor's unknown-code answer
 ``page_cache_busy_answer(code)``      the [PC_SYNCHRONIZED] code and remark per profile
 ``reset_begin_time_on_exception()``   CommitLog's ``finally`` also resets beginTimeInLock
+``create_mapped_file()``              a new last file borrowing a buffer; unbuffered files leave
 ``borrow_buffer()``                   ``pollFirst`` from the pool's head
 ``return_buffer(buffer)``             ``offerFirst`` to the pool's head
 ``file_to_commit()``                  the oldest file with uncommitted bytes in its buffer
@@ -38,6 +40,9 @@ Decision points are small methods, so that a mutant is a subclass overriding exa
 ``rate_limit_applies(command)``       sends with a topic go through the limiter
 ``create_rate_limiter(qps)``          a new topic's TokenBucketRateLimiter
 ====================================  ============================================================
+
+A broker holds generators, so it cannot be copied or pickled: replay its inputs instead.
+:mod:`reference.lockstep` names its threads and maps a spec action onto the call that takes it.
 
 Sources: as cited on each method; paths abbreviated as in ``../shared/rocketmq/semantics.md``.
 """

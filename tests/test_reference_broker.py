@@ -24,13 +24,15 @@ from spec.actions import (
     FastFailureEndsBusyDrain,
     FastFailureStartsRun,
     FastFailureStopsAtHead,
+    RateLimitHandlerAdmits,
+    RateLimitHandlerThrottles,
     WorkerAcquiresPutLock,
     WorkerAppendsAndUnlocks,
     WorkerCreatesMappedFile,
     WorkerPassesPutCheck,
 )
 from spec.codes import RequestCode, ResponseCode, ResponseKind
-from spec.config import BrokerConfig, broker_config
+from spec.config import BrokerConfig, RateLimitConfig, broker_config
 from spec.profiles import PROFILES, ExecutorName
 from spec.putlock import HA_SERVICE
 from spec.state import FastFailurePhase
@@ -291,6 +293,23 @@ def test_the_ha_service_holds_the_lock_without_making_the_broker_busy() -> None:
     assert not broker.is_os_page_cache_busy()
     broker.ha_service_releases_put_lock()
     assert broker.step_worker(SEND, 0) == WorkerAcquiresPutLock(SEND, 0)
+
+
+# -- The per-topic limiter (source 004) ----------------------------------------------------------------
+
+
+def test_the_limiter_throttles_a_topic_even_for_oneway_and_its_first_request_fixes_the_rate() -> None:
+    limits = RateLimitConfig(enabled=True, default_qps=1.0, send_msg_back_qps=4.0)
+    broker = Broker(_config(rate_limit=limits))
+    broker.request_arrives(0, RequestCode.CONSUMER_SEND_MSG_BACK, "%RETRY%group", True)
+    assert broker.step_io_thread(0) == RateLimitHandlerAdmits(0)  # the bucket is created at 4/s
+    _steps(broker, lambda: broker.step_io_thread(0))
+    broker.request_arrives(0, RequestCode.SEND_MESSAGE, "%RETRY%group", True)
+    assert broker.step_io_thread(0) == RateLimitHandlerThrottles(0)
+    (response,) = broker.responses
+    assert (response.request_id, response.code) == (2, ResponseCode.SYSTEM_BUSY)
+    # The first permit's cost, 1/4 s, is the second request's wait (at 1/s it would be 1000000).
+    assert response.remark == "[RateLimit] for %RETRY%group need wait:250000microsecs"
 
 
 # -- Refused inputs -------------------------------------------------------------------------------------
