@@ -117,7 +117,7 @@ class _Run:
         while not self.stop.is_set():
             with self.mutex:
                 target = origin + int((time.monotonic() - started) * 1000 * time_scale)
-                if target > self.broker.now:
+                if target > self.broker.now and not self.stop.is_set():
                     self.broker.clock_advances(target - self.broker.now)
                     self.count()
             time.sleep(0.001)

@@ -41,7 +41,7 @@ def test_a_threaded_run_is_a_valid_interleaving_of_spec_steps() -> None:
     run = run_threaded(config, workload, seconds=1.5, max_steps=4000, recorder=recorder)
 
     assert run.elapsed_s < 4.0, f"the run took {run.elapsed_s:.1f} s to stop"
-    assert len(recorder.steps) == run.steps
+    assert len(recorder.steps) == run.steps <= 4000
     s = initial_state(config)
     for i, recorded in enumerate(recorder.steps):
         s = step(config, s, recorded.action)  # raises if the recorded step was not enabled
