@@ -103,58 +103,63 @@ def step_thread(broker: Broker, thread: ThreadId) -> Action | None:
             assert_never(thread)
 
 
+IO_THREAD_ACTIONS = (
+    RateLimitHandlerAdmits,
+    RateLimitHandlerThrottles,
+    DispatchAnswersNotSupported,
+    DispatchRejectsRequest,
+    DispatchCreatesTask,
+    DispatchStartsWorker,
+    DispatchQueuesTask,
+    DispatchRejectsOverload,
+)
+WORKER_ACTIONS = (
+    WorkerTakesTask,
+    WorkerDiscardsCancelledTask,
+    WorkerRunsForeignTask,
+    WorkerProcessesRequest,
+    WorkerFindsPageCacheBusy,
+    WorkerPassesPutCheck,
+    WorkerAcquiresPutLock,
+    WorkerCreatesMappedFile,
+    WorkerAppendsAndUnlocks,
+)
+COMMIT_SERVICE_ACTIONS = (CommitServiceCommits, CommitServiceReturnsBuffer)
+FAST_FAILURE_ACTIONS = (
+    FastFailureStartsRun,
+    FastFailureSkipsRun,
+    FastFailureDrainsBusySendQueue,
+    FastFailureDropsForeignElement,
+    FastFailureEndsBusyDrain,
+    FastFailureCleansExpiredHead,
+    FastFailureStopsAtHead,
+)
+INPUT_ACTIONS = (
+    RequestArrives,
+    RateLimitHandlerFailsOpen,
+    WorkerThrowsInsideLock,
+    ClockAdvances,
+    OperatorSetsFastFailureEnable,
+    OperatorSetsQueueWait,
+    InternalTaskSubmitted,
+    HaServiceAcquiresPutLock,
+    HaServiceReleasesPutLock,
+)
+"""Actions that are inputs or faults, not a thread's own next step."""
+
+
 def thread_of(action: Action) -> ThreadId | None:
     """The thread whose own next step ``action`` is; None for an input or a fault."""
-    match action:
-        case (
-            RateLimitHandlerAdmits()
-            | RateLimitHandlerThrottles()
-            | DispatchAnswersNotSupported()
-            | DispatchRejectsRequest()
-            | DispatchCreatesTask()
-            | DispatchStartsWorker()
-            | DispatchQueuesTask()
-            | DispatchRejectsOverload()
-        ):
-            return IoThreadId(action.io_thread)
-        case (
-            WorkerTakesTask()
-            | WorkerDiscardsCancelledTask()
-            | WorkerRunsForeignTask()
-            | WorkerProcessesRequest()
-            | WorkerFindsPageCacheBusy()
-            | WorkerPassesPutCheck()
-            | WorkerAcquiresPutLock()
-            | WorkerCreatesMappedFile()
-            | WorkerAppendsAndUnlocks()
-        ):
-            return WorkerId(action.executor, action.worker)
-        case CommitServiceCommits() | CommitServiceReturnsBuffer():
-            return CommitServiceId()
-        case (
-            FastFailureStartsRun()
-            | FastFailureSkipsRun()
-            | FastFailureDrainsBusySendQueue()
-            | FastFailureDropsForeignElement()
-            | FastFailureEndsBusyDrain()
-            | FastFailureCleansExpiredHead()
-            | FastFailureStopsAtHead()
-        ):
-            return FastFailureId()
-        case (
-            RequestArrives()
-            | RateLimitHandlerFailsOpen()
-            | WorkerThrowsInsideLock()
-            | ClockAdvances()
-            | OperatorSetsFastFailureEnable()
-            | OperatorSetsQueueWait()
-            | InternalTaskSubmitted()
-            | HaServiceAcquiresPutLock()
-            | HaServiceReleasesPutLock()
-        ):
-            return None
-        case _:
-            assert_never(action)
+    if isinstance(action, IO_THREAD_ACTIONS):
+        return IoThreadId(action.io_thread)
+    if isinstance(action, WORKER_ACTIONS):
+        return WorkerId(action.executor, action.worker)
+    if isinstance(action, COMMIT_SERVICE_ACTIONS):
+        return CommitServiceId()
+    if isinstance(action, FAST_FAILURE_ACTIONS):
+        return FastFailureId()
+    assert isinstance(action, INPUT_ACTIONS), f"{action!r} has no actor"
+    return None
 
 
 def perform(broker: Broker, action: Action) -> Action | None:
