@@ -9,7 +9,7 @@ The stopwatch is the broker's millisecond clock read from the limiter's creation
 microseconds are multiples of 1000.
 
 Sources: guava SmoothRateLimiter.java (resync, reserveEarliestAvailable, SmoothBursty.doSetRate)
-and RateLimiter.java (setRate, reserveAndGetWaitLength); 004_1b59479d7af64a40.txt section 四.5.
+and RateLimiter.java (create, setRate, reserveAndGetWaitLength); 004_1b59479d7af64a40.txt section 四.5.
 """
 
 from __future__ import annotations
@@ -41,36 +41,24 @@ class TokenBucketRateLimiter:
     """One topic's bucket: SmoothBursty state plus ``circuitBreakerOpen`` and ``lastNeedWaitMicrosecs``."""
 
     def __init__(self, permits_per_second: float, created_at_ms: int, circuit_breaker_open_micros: int) -> None:
-        # SmoothRateLimiter's fields have no initialisers: they start at 0 and setRate fills them.
+        if not permits_per_second > 0.0:  # RateLimiter.setRate's checkArgument
+            raise ValueError(f"rate must be positive, got permits_per_second={permits_per_second}")
+        # RateLimiter.create(qps) → new SmoothBursty(stopwatch, 1.0) → setRate(qps) at stopwatch 0:
+        # resync(0) changes nothing, and SmoothBursty.doSetRate sees oldMaxPermits == 0.0, so the
+        # limiter starts with no stored permits (not with a full burst).
+        self.max_burst_seconds = 1.0
+        self.stable_interval_micros = MICROS_PER_SECOND / permits_per_second
+        self.max_permits = self.max_burst_seconds * permits_per_second
         self.stored_permits = 0.0
-        self.max_permits = 0.0
-        self.stable_interval_micros = 0.0
         self.next_free_ticket_micros = 0
-        self.max_burst_seconds = 1.0  # RateLimiter.create's SmoothBursty(stopwatch, 1.0)
         self.created_at_ms = created_at_ms  # Stopwatch.createStarted(): the zero of read_micros
         self.circuit_breaker_open_micros = circuit_breaker_open_micros
         self.circuit_breaker_open = False
         self.last_need_wait_micros = 0
-        self.set_rate(permits_per_second, now_ms=created_at_ms)
 
     def read_micros(self, now_ms: int) -> int:
         """``SleepingStopwatch.readMicros()``: micros since this limiter was created."""
         return (now_ms - self.created_at_ms) * 1000
-
-    def set_rate(self, permits_per_second: float, now_ms: int) -> None:
-        """``RateLimiter.setRate`` → ``SmoothRateLimiter.doSetRate`` → ``SmoothBursty.doSetRate``."""
-        if not permits_per_second > 0.0:
-            raise ValueError(f"rate must be positive, got permits_per_second={permits_per_second}")
-        self._resync(self.read_micros(now_ms))
-        self.stable_interval_micros = MICROS_PER_SECOND / permits_per_second
-        old_max_permits = self.max_permits
-        self.max_permits = self.max_burst_seconds * permits_per_second
-        if old_max_permits == math.inf:
-            self.stored_permits = self.max_permits
-        elif old_max_permits == 0.0:
-            self.stored_permits = 0.0  # a new limiter starts with no stored burst
-        else:
-            self.stored_permits = self.stored_permits * self.max_permits / old_max_permits
 
     def _cool_down_interval_micros(self) -> float:
         return self.stable_interval_micros  # SmoothBursty
@@ -88,8 +76,8 @@ class TokenBucketRateLimiter:
         return_value = self.next_free_ticket_micros
         stored_permits_to_spend = min(float(required_permits), self.stored_permits)
         fresh_permits = required_permits - stored_permits_to_spend
-        # SmoothBursty.storedPermitsToWaitTime is 0: stored permits are free.
-        wait_micros = 0 + java_long(fresh_permits * self.stable_interval_micros)
+        # storedPermitsToWaitTime(...) + (long) (fresh * interval); SmoothBursty's stored permits cost 0.
+        wait_micros = java_long(fresh_permits * self.stable_interval_micros)
         self.next_free_ticket_micros = saturated_add(self.next_free_ticket_micros, wait_micros)
         self.stored_permits -= stored_permits_to_spend
         return return_value
