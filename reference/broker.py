@@ -12,34 +12,39 @@ imports the spec's transition functions; :meth:`Broker.observe` maps this state 
 
 Decision points are small methods, so that a mutant is a subclass overriding exactly one:
 
-====================================  ============================================================
-``is_os_page_cache_busy()``           ``timeout < now - beginTimeInLock < 10^7``, idle when 0
-``is_transient_store_pool_deficient`` no buffer available while the pool is enabled
-``reject_request(processor)``         SendMessageProcessor.rejectRequest: busy or deficient
-``reject_request_remark()``           ``[REJECTREQUEST]system busy, ...``
-``oneway_answer_written(writer, k)``  whether a response of kind ``k`` reaches a oneway client
-``should_start_worker(executor)``     ``workerCount < corePoolSize``: submit starts a thread
-``queue_has_room(executor)``          ``LinkedBlockingQueue.offer`` succeeds
-``task_should_run(task)``             ``RequestTask.run``: ``if (!stopRun)``
-``process_request(processor, cmd)``   SUCCESS, or the admin processor's unknown-code answer
-``page_cache_busy_answer(code)``      the [PC_SYNCHRONIZED] code and remark per profile
-``reset_begin_time_on_exception()``   CommitLog's ``finally`` also resets beginTimeInLock
-``create_mapped_file()``              a new last file borrowing a buffer; unbuffered files leave
-``borrow_buffer()``                   ``pollFirst`` from the pool's head
-``return_buffer(buffer)``             ``offerFirst`` to the pool's head
-``file_to_commit()``                  the oldest file with uncommitted bytes in its buffer
-``buffer_due_back(file)``             ``committedPosition == fileSize``
-``next_fast_failure_run(scheduled)``  fixed rate: the previous slot + period
-``fast_failure_switch_on()``          brokerFastFailureEnable (always on before 4.2.0)
-``phase_one_takes(head)``             phase 1 polls the send queue's head whatever its age
-``fast_failure_now(run_started_at)``  phase 2 reads the clock afresh for every head
-``find_expired(queue, wait, now)``    head-only: a young, foreign or stopRun head ends the scan
-``is_expired(task, now, wait)``       ``now - createTimestamp >= maxWait``
-``fast_failure_scan_limit()``         no cap per queue per run (the rust port caps at 256)
-``reported_queue_size(queue)``        the size after removal, in both cleaning remarks
-``rate_limit_applies(command)``       sends with a topic go through the limiter
-``create_rate_limiter(qps)``          a new topic's TokenBucketRateLimiter
-====================================  ============================================================
+=======================================  ==========================================================
+``is_os_page_cache_busy()``              ``timeout < now - beginTimeInLock < 10^7``, idle when 0
+``is_transient_store_pool_deficient()``  no buffer available while the pool is enabled
+``reject_request(processor)``            SendMessageProcessor.rejectRequest: busy or deficient
+``reject_request_remark()``              ``[REJECTREQUEST]system busy, ...``
+``oneway_answer_written(writer, k)``     whether a response of kind ``k`` reaches a oneway client
+``should_start_worker(executor)``        ``workerCount < corePoolSize``: submit starts a thread
+``queue_has_room(executor)``             ``LinkedBlockingQueue.offer`` succeeds
+``task_should_run(task)``                ``RequestTask.run``: ``if (!stopRun)`` (note 1)
+``process_request(processor, cmd)``      SUCCESS, or the admin processor's unknown-code answer
+``page_cache_busy_answer(code)``         the [PC_SYNCHRONIZED] code and remark per profile
+``reset_begin_time_on_exception()``      CommitLog's ``finally`` also resets beginTimeInLock
+``create_mapped_file()``                 a new last file borrowing a buffer; unbuffered files leave
+``borrow_buffer()``                      ``pollFirst`` from the pool's head
+``return_buffer(buffer)``                ``offerFirst`` to the pool's head
+``file_to_commit()``                     the oldest file with uncommitted bytes in its buffer
+``buffer_due_back(file)``                ``committedPosition == fileSize``
+``next_fast_failure_run(scheduled)``     fixed rate: the previous slot + period
+``fast_failure_switch_on()``             brokerFastFailureEnable (always on before 4.2.0)
+``phase_one_takes(head)``                phase 1 polls the send queue's head whatever its age
+``fast_failure_now(run_started_at)``     phase 2 reads the clock afresh for every head
+``find_expired(queue, wait, now)``       head-only: a young, foreign or stopRun head ends the scan
+``is_expired(task, now, wait)``          ``now - createTimestamp >= maxWait``
+``remove_expired(queue, head)``          phase 2 removes an expired head before setting stopRun
+``fast_failure_scan_limit()``            no cap per queue per run (the rust port caps at 256)
+``reported_queue_size(queue)``           the size after removal, in both cleaning remarks
+``rate_limit_applies(command)``          sends with a topic go through the limiter
+``create_rate_limiter(qps)``             a new topic's TokenBucketRateLimiter
+=======================================  ==========================================================
+
+Note 1: no queued task ever has stopRun set (fast failure sets it only after removing the task),
+so a mutant of ``task_should_run`` alone cannot change behaviour; the spec's
+WorkerDiscardsCancelledTask is unreachable for the same reason.
 
 A broker holds generators, so it cannot be copied or pickled: replay its inputs instead.
 :mod:`reference.lockstep` names its threads and maps a spec action onto the call that takes it.
@@ -748,6 +753,14 @@ class Broker:
             return None
         return head if self.is_expired(task, now, max_wait_ms) else None
 
+    def remove_expired(self, queue: deque[QueueItem], head: QueueItem) -> None:
+        """``blockingQueue.remove(runnable)`` before ``setStopRun(true)``: the task leaves the queue.
+
+        Java answers only if the removal succeeded; here no other thread runs within the step, so it
+        always does (corner 23). The rust port instead leaves cancelled entries queued (semantics.md 8.1).
+        """
+        queue.remove(head)
+
     def fast_failure_scan_limit(self) -> int | None:
         """How many heads one run may clean from one queue: no limit in Java."""
         return None
@@ -823,7 +836,7 @@ class Broker:
                 return
             task = cast_runnable(head)
             assert task is not None
-            queue.remove(head)
+            self.remove_expired(queue, head)
             task.stop_run = True
             self.cancelled.add(task.command.opaque)
             remark = timeout_remark(now - task.create_timestamp, self.reported_queue_size(queue))
