@@ -25,7 +25,7 @@ import pyarrow as pa
 from spec.actions import ACTION_TYPES, Action, RequestArrives
 from spec.codes import RequestCode
 from spec.config import BrokerConfig, ExecutorConfig, FlushDiskType, RateLimitConfig
-from spec.profiles import ExecutorName, profile
+from spec.profiles import ExecutorName, Profile, profile
 
 FORMAT_VERSION = "1"
 HEADER_KIND = "TraceHeader"
@@ -226,10 +226,7 @@ def config_from_json(profile_name: str, obj: Mapping[str, Any]) -> BrokerConfig:
         processors=_get(obj, "processors", int, where),
         io_threads=_get(obj, "io_threads", int, where),
         executors=tuple(executors),
-        queue_waits=tuple(
-            (_executor_name(name, f"{where}.queue_waits"), _get(waits, name, int, f"{where}.queue_waits"))
-            for name in waits
-        ),
+        queue_waits=_queue_waits(prof, waits, f"{where}.queue_waits"),
         os_page_cache_busy_timeout_ms=_get(obj, "os_page_cache_busy_timeout_ms", int, where),
         fast_failure_enable=_get(obj, "fast_failure_enable", bool, where),
         transient_store_pool_enable=_get(obj, "transient_store_pool_enable", bool, where),
@@ -252,6 +249,17 @@ def config_from_json(profile_name: str, obj: Mapping[str, Any]) -> BrokerConfig:
     except ValueError as e:
         raise ConfigError(str(e)) from None
     return config
+
+
+def _queue_waits(prof: Profile, waits: Mapping[str, Any], where: str) -> tuple[tuple[ExecutorName, int], ...]:
+    """The waits in the profile's phase-2 order (the order fast failure scans the queues), whatever
+    the order of the JSON object's keys."""
+    named = {_executor_name(name, where): _get(waits, name, int, where) for name in waits}
+    cleaned = [queue for queue, _ in prof.cleaned_queues]
+    stray = [q.value for q in named if q not in cleaned]
+    if stray:
+        raise ConfigError(f"{where}: profile {prof.version} does not clean queue(s) {stray}")
+    return tuple((queue, named[queue]) for queue, _ in prof.cleaned_queues if queue in named)
 
 
 def _executor_name(value: str, where: str) -> ExecutorName:

@@ -24,9 +24,15 @@ from spec.actions import (
     ClockAdvances,
     CommitServiceReturnsBuffer,
     DispatchCreatesTask,
+    HaServiceAcquiresPutLock,
+    InternalTaskSubmitted,
+    OperatorSetsFastFailureEnable,
+    OperatorSetsQueueWait,
+    RateLimitHandlerFailsOpen,
     RequestArrives,
     WorkerAppendsAndUnlocks,
     WorkerTakesTask,
+    WorkerThrowsInsideLock,
 )
 from spec.codes import RequestCode
 from spec.config import BrokerConfig, RateLimitConfig, broker_config
@@ -177,6 +183,28 @@ WORKLOADS: dict[str, Workload] = {
             lambda v: _broker(v, send_capacity=8, rate_limit=_LIMITED),
             _env(clock_steps=(1,)),
             weights={RequestArrives: 6.0, ClockAdvances: 0.3},
+        ),
+        Workload(
+            "faults",
+            "exceptions inside the put lock, HA appends, foreign tasks, operator toggles, limiter overflow",
+            lambda v: _broker(v, rate_limit=_LIMITED),
+            _env(
+                max_exceptions_in_lock=2,
+                ha_appends=True,
+                foreign_tasks=(ExecutorName.SEND,),
+                max_foreign_tasks=4,
+                limiter_overflows=True,
+                fast_failure_toggles=(False, True),
+                queue_wait_changes=((ExecutorName.SEND, 30), (ExecutorName.SEND, 50)),
+            ),
+            weights={
+                WorkerThrowsInsideLock: 0.5,
+                HaServiceAcquiresPutLock: 0.05,
+                InternalTaskSubmitted: 0.1,
+                RateLimitHandlerFailsOpen: 0.2,
+                OperatorSetsFastFailureEnable: 0.02,
+                OperatorSetsQueueWait: 0.02,
+            },
         ),
         Workload(
             "many-topics",

@@ -111,7 +111,7 @@ RULES: tuple[Rule, ...] = (
         "spec.invariants.timeout_answers_only_after_the_queue_wait; BrokerFastFailure.cleanExpiredRequestInQueue",
         Observation.QUEUES,
         "scan",
-        "conformant-5.3.3.jsonl",
+        "conformant-full-send-queue.jsonl",
         "broken-timeout_only_after_the_queue_wait.jsonl",
     ),
     Rule(
@@ -120,7 +120,7 @@ RULES: tuple[Rule, ...] = (
         "spec.invariants.pcbusy_answers_only_while_busy; BrokerFastFailure.cleanExpiredRequest phase 1",
         Observation.FULL,
         "scan",
-        "conformant-slow-disk.jsonl",
+        "conformant-5.3.3.jsonl",
         "broken-pcbusy_only_while_busy.jsonl",
     ),
     Rule(

@@ -25,7 +25,7 @@ DEFAULT_FILE_ROWS = 1_000_000
 def _parquet_row(record: Mapping[str, Any]) -> dict[str, Any]:
     config = record.get("config")
     if isinstance(config, dict):
-        return {**record, "config": json.dumps(config, sort_keys=True)}
+        return {**record, "config": json.dumps(config)}
     return dict(record)
 
 
