@@ -404,6 +404,12 @@ class LockstepRun:
         self.take(a)
         return a
 
+    def adopt(self, spec_state: BrokerState) -> None:
+        """Continue from a hand-built spec state, once the caller has built the same state inside the
+        implementation (a white-box scenario, like RocketMQ's own unit tests); checks they agree."""
+        self.spec, self.observed, self._enabled = spec_state, self.broker.observe(), None
+        self.check_refinement()
+
     def finish(self) -> Coverage:
         """The run's coverage, with its duration."""
         self.coverage.seconds = time.perf_counter() - self._started
