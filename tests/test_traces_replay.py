@@ -1,0 +1,104 @@
+"""The trace format round-trips spec actions, and the replay explains the first divergence."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from spec.actions import ACTION_TYPES
+from spec.codes import RequestCode
+from spec.profiles import ExecutorName
+from traces import docs
+from traces.examples import EXAMPLES
+from traces.format import action_from_record, event_record, json_schema
+from traces.read import read_records
+from traces.record import record_workload
+from traces.replay import replay_records
+from traces.write import TraceWriter
+
+_SAMPLE_VALUES: dict[str, Any] = {
+    "int": 3,
+    "bool": True,
+    "str": "TopicTest",
+    "RequestCode": RequestCode.SEND_MESSAGE_V2,
+    "ExecutorName": ExecutorName.SEND,
+}
+
+
+def _records(name: str) -> list[dict[str, Any]]:
+    return [r.data for r in read_records([str(EXAMPLES / name)])]
+
+
+def test_every_action_round_trips_through_a_record() -> None:
+    for kind in ACTION_TYPES:
+        action = kind(**{f.name: _SAMPLE_VALUES[str(f.type)] for f in dataclasses.fields(kind)})
+        record = json.loads(json.dumps(event_record("t", 1, 5, action, [], request_id=9)))
+        assert action_from_record(record) == action
+
+
+def test_generated_files_are_up_to_date() -> None:
+    schema = Path(__file__).parent.parent / "traces" / "trace-event.schema.json"
+    assert json.loads(schema.read_text()) == json_schema(), "run the schema generator (see traces/format.py)"
+    assert docs.render(docs.DOC.read_text()) == docs.DOC.read_text(), "run python -m traces.docs"
+
+
+def test_the_example_in_the_format_doc_replays_conformant(tmp_path: Path) -> None:
+    block = docs.DOC.read_text().split("```json\n")[1].split("```")[0]
+    (tmp_path / "doc.jsonl").write_text(block)
+    [result] = replay_records(r.data for r in read_records([str(tmp_path / "doc.jsonl")]))
+    assert result.verdict == "conformant", result
+
+
+def test_conformant_examples_replay_conformant() -> None:
+    for name in ("conformant-4.3.2.jsonl", "conformant-4.9.8.jsonl", "conformant-pool-exhaustion.jsonl"):
+        [result] = replay_records(_records(name))
+        assert result.verdict == "conformant", result.divergence and result.divergence.explain()
+
+
+def test_a_wrong_answer_is_explained_with_expected_observed_state_and_record() -> None:
+    records = _records("conformant-slow-disk.jsonl")
+    i = next(i for i, r in enumerate(records) if any((x["remark"] or "").startswith("[REJECTREQUEST]") for x in r.get("responses") or []))
+    records[i]["responses"][0]["remark"] = "[REJECTREQUEST]system busy"
+    [result] = replay_records(records)
+    d = result.divergence
+    assert result.verdict == "violation" and d is not None
+    assert (d.seq, d.kind) == (records[i]["seq"], "responses differ")
+    assert "start flow control for a while" in d.expected and "'[REJECTREQUEST]system busy'" in d.observed
+    assert "io_threads" in d.state and '"seq": %d' % d.seq in d.record
+
+
+def test_an_action_the_spec_does_not_allow_is_explained() -> None:
+    records = _records("conformant-5.3.3.jsonl")
+    i = next(i for i, r in enumerate(records) if r["kind"] == "WorkerAcquiresPutLock")
+    records[i]["kind"], records[i]["executor"] = "WorkerTakesTask", records[i]["executor"]
+    [result] = replay_records(records)
+    assert result.divergence is not None and result.divergence.kind == "not enabled"
+    assert "WorkerTakesTask" in result.divergence.observed and "executors=" in result.divergence.state
+
+
+def test_the_5_3_3_stuck_begin_time_breaks_a_spec_claim_during_replay() -> None:
+    [result] = replay_records(_records("faults-5.3.3.jsonl"))
+    assert result.divergence is not None and "begin_time_is_zero_when_lock_is_free" in result.divergence.observed
+
+
+def test_parquet_dataset_has_several_row_groups_and_files_and_reads_back(tmp_path: Path) -> None:
+    jsonl = _records("conformant-full-send-queue.jsonl")
+    with TraceWriter(tmp_path / "ds", row_group=100, file_rows=300) as w:
+        w.write_all(jsonl)
+    files = sorted((tmp_path / "ds").glob("*.parquet"))
+    assert len(files) >= 2 and pq.ParquetFile(files[0]).num_row_groups >= 2
+    back = [r.data for r in read_records([str(tmp_path / "ds")])]
+    assert [(r["seq"], r["kind"], r["responses"] or []) for r in back] == [(r["seq"], r["kind"], r.get("responses") or []) for r in jsonl]
+    [result] = replay_records(back)
+    assert result.verdict == "conformant"
+
+
+def test_the_spec_and_the_reference_record_the_same_trace(tmp_path: Path) -> None:
+    for impl in ("spec", "reference"):
+        record_workload(tmp_path / f"{impl}.jsonl", "full-send-queue", "4.9.8", 200, implementation=impl)
+    spec_lines = (tmp_path / "spec.jsonl").read_text().replace("flowspec-spec", "flowspec-reference")
+    assert spec_lines == (tmp_path / "reference.jsonl").read_text()
