@@ -1,0 +1,53 @@
+"""``flowspec check`` exit codes and outputs: 0 conformant, 1 violation, 2 invalid input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from traces.cli import main
+from traces.examples import EXAMPLES
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+def test_invalid_input_exits_2_without_spark(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "bad.jsonl").write_text('{"trace_id": "t", "seq": 0,\n')
+    assert main(["check", str(EXAMPLES / "conformant-5.3.3.jsonl"), str(tmp_path / "bad.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert "bad.jsonl:1: malformed JSON" in err and "conformant-5.3.3" not in err
+
+
+def test_wrong_profile_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(EXAMPLES / "conformant-4.9.8.jsonl"), "--profile", "5.3.3"]) == 2
+    assert "claims 4.9.8" in capsys.readouterr().err
+
+
+def test_record_writes_a_valid_trace(tmp_path: Path) -> None:
+    out = tmp_path / "t.jsonl"
+    assert main(["record", "--workload", "bursts", "--events", "50", "--profile", "4.3.2", "--out", str(out)]) == 0
+    header = json.loads(out.read_text().splitlines()[0])
+    assert header["profile"] == "4.3.2" and header["implementation"] == "flowspec-reference"
+
+
+@pytest.mark.spark
+def test_conformant_exits_0_and_writes_json_and_a_report(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "r.html"
+    assert main(["check", str(EXAMPLES / "conformant-4.3.2.jsonl"), "--json", "--report", str(report)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["totals"]["conformant"] == 1 and data["exit_code"] == 0
+    page = report.read_text()
+    assert page.count("<svg") >= 3 and "queue depth per queue" in page and "http" not in page.replace("http://www.w3", "")
+
+
+@pytest.mark.spark
+def test_violation_exits_1_with_a_sample(spark: SparkSession, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(EXAMPLES / "broken-no_queue_over_capacity.jsonl"), "--no-replay"]) == 1
+    out = capsys.readouterr().out
+    assert "VIOLATION" in out and "! no_queue_over_capacity at seq" in out and "raw: {" in out
