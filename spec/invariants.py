@@ -305,11 +305,6 @@ def the_broker_can_be_busy(config: BrokerConfig, s: BrokerState) -> bool:
     return is_os_page_cache_busy(s.lock, s.now, config.os_page_cache_busy_timeout_ms)
 
 
-def the_broker_can_be_busy_with_no_writer(config: BrokerConfig, s: BrokerState) -> bool:
-    """The broker is busy while no thread holds the put lock (the stuck stamp)."""
-    return the_broker_can_be_busy(config, s) and s.lock.holder is None
-
-
 def the_pool_can_run_dry(config: BrokerConfig, s: BrokerState) -> bool:
     """The pool is enabled and no buffer is available."""
     return config.pool_enabled and not s.available_buffers
@@ -318,6 +313,15 @@ def the_pool_can_run_dry(config: BrokerConfig, s: BrokerState) -> bool:
 def a_task_can_be_cancelled(config: BrokerConfig, s: BrokerState) -> bool:
     """Some RequestTask was marked stopRun by fast failure."""
     return bool(s.cancelled)
+
+
+def queue_order_can_differ_from_timestamps(config: BrokerConfig, s: BrokerState) -> bool:
+    """Some queue holds a RequestTask behind one with a later createTimestamp (two IO threads raced)."""
+    for e in s.executors:
+        stamps = [t.create_timestamp for t in e.queue if isinstance(t, RequestTask)]
+        if any(a > b for a, b in zip(stamps, stamps[1:])):
+            return True
+    return False
 
 
 def the_limiter_can_open(config: BrokerConfig, s: BrokerState) -> bool:
@@ -457,9 +461,9 @@ SOMETIMES: tuple[Claim, ...] = tuple(
     for f in (
         a_queue_can_fill,
         the_broker_can_be_busy,
-        the_broker_can_be_busy_with_no_writer,
         the_pool_can_run_dry,
         a_task_can_be_cancelled,
+        queue_order_can_differ_from_timestamps,
         the_limiter_can_open,
         *(
             _answered_with(k)

@@ -8,9 +8,11 @@ stage and request). The last row names the claim the run broke.
 from __future__ import annotations
 
 from collections.abc import Sequence
+import enum
 from dataclasses import dataclass, fields
 
 from spec.actions import Action
+from spec.putlock import PutLock
 from spec.state import BrokerState, Executor, ForeignTask, IoThread, MappedFile, QueueElement, Response
 
 
@@ -49,10 +51,13 @@ def render(field: str, value: object) -> str:
         return " ".join(_file(f) for f in value) or "()"
     if field == "responses" and isinstance(value, tuple):
         return "; ".join(_response(r) for r in value[-2:]) + (f" (+{len(value) - 2} earlier)" if len(value) > 2 else "")
+    if isinstance(value, PutLock):
+        holder = "free" if value.holder is None else f"{value.holder[0]}#{value.holder[1]}"
+        return f"holder={holder} begin={value.begin_time_in_lock}"
     if isinstance(value, frozenset):
         return "{" + ",".join(str(v) for v in sorted(value)) + "}"
-    if hasattr(value, "value") and not isinstance(value, (int, str)):
-        return str(getattr(value, "value"))
+    if isinstance(value, enum.Enum):
+        return value.name
     return repr(value)
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from spec.corners import COVERED, LEFT_OUT
 from spec.actions import (
     Action,
     ClockAdvances,
@@ -105,14 +106,6 @@ OVERLOAD_REMARK = "[OVERLOAD]system busy, start flow control for a while"
 PC_SYNCHRONIZED_REMARK = "[PC_SYNCHRONIZED]broker busy, start flow control for a while"
 
 #: Corners of semantics.md 9 that the spec does not model, with the reason.
-LEFT_OUT: dict[int, str] = {
-    10: "the RejectedExecution warning (currentTimeMillis() % 10000 == 0) is a log line, not an output",
-    11: "5.1.0+'s catch of a non-Rejected Throwable from submit is not modelled (spec/__init__.py non-goals)",
-    28: "an exception escaping a fast-failure run (cancelling the schedule) is not modelled: no spec run throws",
-    34: "TransientStorePool.destroy / munlock at shutdown is not modelled: no shutdown action",
-    35: "read and flush positions are not modelled: reads and flush are non-goals",
-    36: "fastFailIfNoBufferInStorePool (off by default) and next-next-file pre-allocation are not modelled",
-}
 
 START = 1  # the clock's first reading (BrokerConfig.start_time_ms)
 FIRST_RUN = 1001  # start + BrokerFastFailure's 1000 ms initial delay
@@ -938,3 +931,4 @@ def test_every_corner_is_tested_or_left_out_with_a_reason() -> None:
     tested = {int(m.group(1)) for name in globals() if (m := re.fullmatch(r"test_corner_(\d\d)_\w+", name))}
     assert tested & set(LEFT_OUT) == set(), "a corner is both tested and left out"
     assert tested | set(LEFT_OUT) == set(range(1, 40)), f"missing: {set(range(1, 40)) - tested - set(LEFT_OUT)}"
+    assert tested == set(COVERED), f"spec.corners.COVERED {sorted(COVERED)} != tested corners {sorted(tested)}"

@@ -1,0 +1,241 @@
+"""Generate docs/spec.md from the spec itself: scope, profiles, actions, claims, models, corners.
+
+Every table is read from the code (docstrings, profile records, the claim registry), so the
+document cannot drift from the spec: tests/test_docs.py fails when the checked-in file differs
+from what this module generates. ``make docs`` (``python -m spec.docgen``) rewrites it.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import fields
+from pathlib import Path
+from types import ModuleType
+
+import spec
+from spec import commitservice, corners, environment, fastfailure, profiles, remoting, workers
+from spec.actions import ACTION_TYPES
+from spec.invariants import ALL_CLAIMS, Claim
+from spec.models import MODELS
+from spec.profiles import PROFILES, Profile
+
+DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "spec.md"
+ACTOR_MODULES: tuple[ModuleType, ...] = (remoting, workers, commitservice, fastfailure, environment)
+
+
+def snake(name: str) -> str:
+    """``WorkerTakesTask`` → ``worker_takes_task``."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def paragraphs(doc: str | None) -> list[str]:
+    """A docstring's paragraphs, each joined into one line."""
+    text = inspect.cleandoc(doc or "")
+    return [" ".join(line.strip() for line in p.splitlines()) for p in text.split("\n\n") if p.strip()]
+
+
+_LABEL = re.compile(r"^[A-Z][A-Za-z ]*:")
+
+
+def labelled(doc: str | None, label: str) -> str:
+    """The text after ``label:`` up to a blank line or the next ``Label:`` line; "" if none."""
+    lines = inspect.cleandoc(doc or "").splitlines()
+    for i, line in enumerate(lines):
+        if line.strip().startswith(label + ":"):
+            taken = [line.strip()[len(label) + 1 :].strip()]
+            for following in lines[i + 1 :]:
+                if not following.strip() or _LABEL.match(following.strip()):
+                    break
+                taken.append(following.strip())
+            return " ".join(taken)
+    return ""
+
+
+def action_functions(name: str) -> tuple[Callable[..., object], Callable[..., object]]:
+    """The guard and effect functions of the action class ``name`` in its actor's module."""
+    for module in ACTOR_MODULES:
+        effect = getattr(module, snake(name), None)
+        guard = getattr(module, snake(name) + "_enabled", None)
+        if effect is not None and guard is not None:
+            return guard, effect
+    raise LookupError(f"no guard/effect for action {name} in {[m.__name__ for m in ACTOR_MODULES]}")
+
+
+def action_source(name: str) -> str:
+    """The ``Source:`` of an action: its effect's, else its guard's, else its actor module's."""
+    guard, effect = action_functions(name)
+    module = inspect.getmodule(effect)
+    for doc in (effect.__doc__, guard.__doc__, module.__doc__ if module else None):
+        found = labelled(doc, "Source")
+        if found:
+            return found
+    return ""
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _first(doc: str | None, strip: str = "") -> str:
+    ps = paragraphs(doc)
+    text = ps[0] if ps else ""
+    return text[len(strip) :].strip() if strip and text.startswith(strip) else text
+
+
+def action_rows() -> Iterable[str]:
+    """The actions table, grouped by actor in the order of spec.actions."""
+    yield "| action | actor | guard | effect | changes | source | simplification |"
+    yield "|---|---|---|---|---|---|---|"
+    for cls in ACTION_TYPES:
+        guard, effect = action_functions(cls.__name__)
+        args = ", ".join(f.name for f in fields(cls))
+        yield (
+            f"| `{cls.__name__}({args})` | {labelled(cls.__doc__, 'Actor')} | {_cell(_first(guard.__doc__, 'Guard:'))} "
+            f"| {_cell(_first(effect.__doc__, 'Effect:'))} | {labelled(cls.__doc__, 'Changes')} "
+            f"| {_cell(action_source(cls.__name__))} | {_cell(labelled(effect.__doc__, 'Simplification'))} |"
+        )
+
+
+def claim_rows(claims: Iterable[Claim]) -> Iterable[str]:
+    """The claims table: name, modality, statement, why, source."""
+    yield "| claim | modality | statement | why it matters | source |"
+    yield "|---|---|---|---|---|"
+    for c in claims:
+        ps = paragraphs(c.doc)
+        why = next((p[4:].strip() for p in ps if p.startswith("Why:")), "")
+        yield (
+            f"| `{c.name}` | {c.modality.value} | {_cell(ps[0] if ps else '')} | {_cell(why)} "
+            f"| {_cell(labelled(c.doc, 'Source'))} |"
+        )
+
+
+def profile_field_docs() -> dict[str, str]:
+    """Profile field → its attribute docstring (the string literal after the field)."""
+    tree = ast.parse(Path(profiles.__file__).read_text())
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Profile")
+    docs: dict[str, str] = {}
+    for node, following in zip(cls.body, cls.body[1:]):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            if isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant):
+                docs[node.target.id] = " ".join(str(following.value.value).split())
+    return docs
+
+
+def _value(v: object) -> str:
+    if isinstance(v, frozenset):
+        return ", ".join(sorted(getattr(x, "name", str(x)) for x in v))
+    if isinstance(v, tuple):
+        return "; ".join(_value(x) for x in v)
+    if hasattr(v, "name") and hasattr(v, "value"):
+        return str(getattr(v, "name"))
+    if hasattr(v, "threads") and hasattr(v, "capacity"):
+        t = getattr(v, "threads")
+        cap = getattr(v, "capacity")
+        return f"{t.base}+{t.per_processor}P" + (f"≤{t.cap}" if t.cap else "") + f"/{cap if cap is not None else '∞'}"
+    return str(v)
+
+
+def profile_rows(ps: Iterable[Profile]) -> Iterable[str]:
+    """One row per profile field, one column per profile, and the field's versions note."""
+    ps = list(ps)
+    docs = profile_field_docs()
+    yield "| field | " + " | ".join(p.version for p in ps) + " | meaning and versions |"
+    yield "|---|" + "---|" * len(ps) + "---|"
+    for f in fields(Profile):
+        if f.name == "version":
+            continue
+        values = []
+        for p in ps:
+            v = getattr(p, f.name)
+            if f.name in {"executor_of_code", "executors", "cleaned_queues"}:
+                v = tuple(f"{_value(a)}→{_value(b)}" for a, b in v)
+            values.append(_cell(_value(v)))
+        yield f"| `{f.name}` | " + " | ".join(values) + f" | {_cell(docs.get(f.name, ''))} |"
+
+
+def corner_rows() -> Iterable[str]:
+    """Covered and left-out corners of semantics.md section 9."""
+    yield "| # | status | where in the spec, or why it is left out |"
+    yield "|---|---|---|"
+    for n in range(1, 40):
+        if n in corners.COVERED:
+            note = corners.COVERED[n]
+            if n in corners.PARTLY_LEFT_OUT:
+                note += f". Left out: {corners.PARTLY_LEFT_OUT[n]}"
+            yield f"| {n} | covered (`test_corner_{n:02d}_*`) | {_cell(note)} |"
+        else:
+            yield f"| {n} | left out | {_cell(corners.LEFT_OUT[n])} |"
+
+
+def model_rows() -> Iterable[str]:
+    """The exploration models."""
+    yield "| model | what it explores | purpose |"
+    yield "|---|---|---|"
+    default = PROFILES[profiles.DEFAULT_PROFILE]
+    for name, make in MODELS.items():
+        m = make(default)
+        yield f"| `{name}` | {_cell(m.description)} | {_cell(_first(make.__doc__))} |"
+
+
+def generate() -> str:
+    """The whole of docs/spec.md."""
+    module_doc = inspect.cleandoc(spec.__doc__ or "")
+    out = [
+        "# The rocketmq-flowspec specification",
+        "",
+        "<!-- Generated by `make docs` (python -m spec.docgen) from the spec's code and docstrings."
+        " Do not edit: tests/test_docs.py fails when this file is stale. -->",
+        "",
+        module_doc,
+        "",
+        "## Version profiles",
+        "",
+        "Every version difference is a field of `spec.profiles.Profile`. Executors read"
+        " `base+kP≤cap/capacity` (threads as a function of the processor count P; ∞ = unbounded queue).",
+        "",
+        *profile_rows(PROFILES.values()),
+        "",
+        "## Actions",
+        "",
+        "One action per atomic step of a broker thread or of the environment. Guard and effect are"
+        " quoted from `enabled`/`step` in the actor's module; `changes` lists the only state fields"
+        " the action may change (checked by tests/test_spec_actions.py).",
+        "",
+        *action_rows(),
+        "",
+        "## Claims",
+        "",
+        "Always-claims are checked in every explored state (state claims) or step (transition claims),"
+        " after every lockstep step of the property suites, and over replayed traces.",
+        "",
+        *claim_rows(ALL_CLAIMS),
+        "",
+        "## Exploration models",
+        "",
+        "`flowspec explore --profile P [--model M]` visits every reachable state of these models"
+        " (`spec/models.py`); their state counts are pinned in tests/test_explore.py.",
+        "",
+        *model_rows(),
+        "",
+        "## Corner cases (semantics.md section 9)",
+        "",
+        *corner_rows(),
+        "",
+    ]
+    return "\n".join(out)
+
+
+def main() -> int:
+    """Write docs/spec.md."""
+    DOC_PATH.parent.mkdir(parents=True, exist_ok=True)
+    DOC_PATH.write_text(generate())
+    print(f"wrote {DOC_PATH}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

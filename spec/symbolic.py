@@ -1,0 +1,551 @@
+"""Symbolic checks: CrossHair searches every contract of the spec for a counterexample.
+
+Run ``python -m spec.symbolic`` (``make symbolic``, part of ``make test``). Each function that
+carries a PEP 316 contract (``pre:``/``post:`` lines in its docstring) is analysed by one
+``crosshair check --analysis_kind=PEP316`` process, two at a time on a two-core machine; one line
+per function gives its verdict, then a summary line with the elapsed time. The exit status is
+non-zero when CrossHair reports a counterexample or an error, when a precondition can never be
+met (the contract would hold vacuously), or when the overall budget runs out.
+
+What is covered
+---------------
+1. **Component contracts**, in the modules the actions delegate their lock and pool logic to:
+   :mod:`spec.putlock` (is_os_page_cache_busy, acquire_for_put, release_after_put,
+   throw_inside_lock, acquire_for_ha, release_for_ha), :mod:`spec.storepool`
+   (remain_transient_store_buffer_nums, is_transient_store_pool_deficient, borrow_buffer,
+   return_buffer, create_mapped_file, append_message, commit_file, return_committed_buffer) and
+   :mod:`spec.fastfailure` (is_expired). Each says what one transition of the lock or the pool
+   does; ``throw_inside_lock``'s contract is conditional on ``reset_in_finally`` on purpose.
+
+2. **Action contracts**, the ``check_<action>`` functions below, one per action whose guard or
+   effect reads or changes the put lock or the pool: WorkerPassesPutCheck,
+   WorkerFindsPageCacheBusy, WorkerAcquiresPutLock, WorkerCreatesMappedFile,
+   WorkerAppendsAndUnlocks, WorkerThrowsInsideLock, CommitServiceCommits,
+   CommitServiceReturnsBuffer, HaServiceAcquiresPutLock, HaServiceReleasesPutLock. Each contract
+   reads: *given every state claim and the action's guard, every state claim holds after the
+   step and no transition claim breaks*. The guard, the step and the claims are the spec's own
+   (:func:`spec.machine.enabled`, :func:`spec.machine.step`, ``STATE_CLAIMS`` and
+   ``TRANSITION_CLAIMS`` of :mod:`spec.invariants`) on a :class:`BrokerState` built by
+   :func:`frame_state`. CrossHair chooses the :class:`Frame`: the profile (any of
+   :data:`spec.profiles.PROFILES`), whether the pool is enabled, its size, the file size, the
+   clock, the lock (holder and beginTimeInLock), the stages of two send workers, the live files
+   and the available buffers. So the claims these contracts really exercise are:
+
+   - ``begin_time_is_zero_when_lock_is_free`` (⇔ ``putlock.begin_time_is_zero_when_free``);
+   - ``at_most_one_writer_holds_the_put_lock`` (the lock's holder against the workers' stages);
+   - ``lent_and_available_buffers_partition_the_pool`` (⇔ ``storepool.buffers_partition_the_pool``);
+   - ``pool_is_deficient_exactly_when_none_is_available``.
+
+   The other state claims (about requests, queues and responses) are evaluated too, but on the
+   frame's fixed part: one remoting thread, an empty send queue, and each worker's request
+   placed consistently with its stage; no request arrives in these steps.
+   WorkerThrowsInsideLock carries one more precondition, that the profile resets beginTimeInLock
+   in ``finally`` (4.9.3–4.9.8): in every other profile the step breaks
+   ``begin_time_is_zero_when_lock_is_free``, which is the stuck-busy bug the spec exists to
+   show (``tests/planted/stuck_lock.py`` drops that precondition and CrossHair finds it).
+
+What is left to Hypothesis and the explorer
+-------------------------------------------
+Sequences of steps (a claim that needs several steps to break, reachability, the "sometimes"
+and "eventually" claims), the actions that touch neither the lock nor the pool (dispatch, the
+rate limiter, taking tasks, fast-failure runs, the operator), and states with queued requests:
+CrossHair is reliable on one step over small frozen data, and unreliable on small budgets for
+more (see ENGINEERING.md).
+
+Verdicts: *proved* (every condition confirmed over all paths), *no counterexample* (CrossHair
+ran out of its per-condition time without finding one: a bounded search, not a proof), and the
+failures *COUNTEREXAMPLE*, *VACUOUS* (a precondition it could never meet), *ERROR*.
+"""
+
+from __future__ import annotations
+
+import argparse
+import enum
+import importlib
+import importlib.metadata
+import inspect
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+
+from spec.actions import (
+    Action,
+    CommitServiceCommits,
+    CommitServiceReturnsBuffer,
+    HaServiceAcquiresPutLock,
+    HaServiceReleasesPutLock,
+    WorkerAcquiresPutLock,
+    WorkerAppendsAndUnlocks,
+    WorkerCreatesMappedFile,
+    WorkerThrowsInsideLock,
+)
+from spec.codes import RequestCode, ResponseCode, ResponseKind
+from spec.config import BrokerConfig, broker_config
+from spec.invariants import broken_state_claims, broken_transition_claims
+from spec.machine import enabled, step
+from spec.profiles import PROFILES, ExecutorName, Profile
+from spec.putlock import FREE_LOCK, HA_SERVICE, Holder, PutLock, acquire_for_put
+from spec.state import (
+    BrokerState,
+    Executor,
+    MappedFile,
+    Request,
+    RequestTask,
+    Response,
+    Worker,
+    WorkerStage,
+    initial_state,
+)
+from spec.workers import holder_of
+
+# -- The frames of the action contracts -------------------------------------------------------------
+
+#: The profile of the frames: the one version in which every claim holds (4.9.3–4.9.8 reset
+#: beginTimeInLock in ``finally``). Of the actions checked here only WorkerThrowsInsideLock reads
+#: the profile (that flag); the others' effects call putlock and storepool functions that take none.
+FRAME_PROFILE: Profile = PROFILES["4.9.8"]
+
+
+def small_broker(profile: Profile) -> BrokerConfig:
+    """The send executor alone, with two workers and one remoting thread (the frames set the pool)."""
+    return broker_config(profile, io_threads=1, executors=(ExecutorName.SEND,), threads={ExecutorName.SEND: 2})
+
+
+_FRAME_CONFIG = small_broker(FRAME_PROFILE)
+# The parts of a frame's state that no frame chooses (remoting thread, fast failure, limiter).
+_FRAME_START = initial_state(_FRAME_CONFIG)
+
+
+def _broker(
+    now: int,
+    lock: PutLock,
+    stages: tuple[WorkerStage, WorkerStage],
+    files: tuple[MappedFile, ...],
+    available: tuple[int, ...],
+) -> BrokerState:
+    """A state of the frames' broker with these parts and nothing queued.
+
+    Send worker ``i`` works on send request ``i + 1``; an idle worker has already answered it
+    SUCCESS, so that the claims about requests hold whatever the stages are. Built with one
+    ``replace`` of a precomputed start state: under CrossHair each ``replace`` of a
+    BrokerState costs milliseconds, and this runs several times per explored path.
+    """
+    workers: list[Worker] = []
+    answered: list[Response] = []
+    started: set[int] = set()
+    for index, stage in enumerate(stages):
+        request = Request(index + 1, RequestCode.SEND_MESSAGE, "TopicTest", False)
+        if stage is WorkerStage.IDLE:
+            workers.append(Worker(WorkerStage.IDLE))
+            answered.append(Response(request.id, ResponseCode.SUCCESS, None, ResponseKind.SUCCESS))
+        else:
+            workers.append(Worker(stage, RequestTask(request, create_timestamp=_FRAME_CONFIG.start_time_ms)))
+        if stage is not WorkerStage.TAKEN:
+            started.add(request.id)
+    return replace(
+        _FRAME_START,
+        now=now,
+        next_request_id=len(workers) + 1,
+        executors=(Executor(ExecutorName.SEND, queue=(), workers=tuple(workers)),),
+        lock=lock,
+        files=files,
+        available_buffers=available,
+        responses=tuple(answered),
+        started=frozenset(started),
+    )
+
+
+class LockHolder(enum.Enum):
+    """Who holds the put lock in a :class:`LockFrame`: every holder that at_most_one_writer allows."""
+
+    NOBODY = "nobody"
+    SEND_WORKER_0 = "send worker 0"
+    SEND_WORKER_1 = "send worker 1"
+    HA_SERVICE = "HA service"
+
+    @property
+    def holder(self) -> Holder | None:
+        """The spec's holder id."""
+        match self:
+            case LockHolder.NOBODY:
+                return None
+            case LockHolder.SEND_WORKER_0:
+                return holder_of(ExecutorName.SEND, 0)
+            case LockHolder.SEND_WORKER_1:
+                return holder_of(ExecutorName.SEND, 1)
+            case LockHolder.HA_SERVICE:
+                return HA_SERVICE
+
+
+@dataclass(frozen=True)
+class LockFrame:
+    """The put lock, the clock and two send workers chosen by CrossHair; the pool is fixed.
+
+    Fixed: a pool of two buffers, one lent to a one-message file that still has room (so a
+    worker inside the lock can append), the other available.
+    """
+
+    now: int  # the broker's clock
+    holder: LockHolder  # putMessageLock's holder
+    begin_time_in_lock: int  # CommitLog.beginTimeInLock
+    first_worker: WorkerStage  # send worker 0, the one that acts
+    second_worker: WorkerStage  # send worker 1
+
+    def valid(self) -> bool:
+        """The choices describe a broker: the clock is positive."""
+        return self.now >= 1
+
+    def config(self) -> BrokerConfig:
+        """The configuration: a pool of two buffers and one-message files."""
+        return _LOCK_FRAME_CONFIG
+
+    def state(self) -> BrokerState:
+        """The state."""
+        lock = PutLock(self.holder.holder, self.begin_time_in_lock)
+        files = (MappedFile(index=0, wrote=0, committed=0, write_buffer=0),)
+        stages = (self.first_worker, self.second_worker)
+        return _broker(self.now, lock, stages, files, available=(1,))
+
+
+_LOCK_FRAME_CONFIG = replace(
+    _FRAME_CONFIG, transient_store_pool_enable=True, transient_store_pool_size=2, mapped_file_size=1
+)
+
+
+@dataclass(frozen=True)
+class FileChoice:
+    """One live commit-log file of a :class:`PoolFrame`."""
+
+    wrote: int  # wrotePosition, in messages
+    committed: int  # committedPosition, in messages
+    lent: bool  # whether it holds a pool buffer
+
+
+# Send worker 0 took the lock at the start time. Computed once: under CrossHair a call of a
+# function with a contract also checks that contract.
+_POOL_FRAME_LOCK = acquire_for_put(FREE_LOCK, holder_of(ExecutorName.SEND, 0), _FRAME_CONFIG.start_time_ms)
+
+
+@dataclass(frozen=True)
+class PoolFrame:
+    """The pool's settings and the live files chosen by CrossHair; the lock is fixed.
+
+    Buffer ids are numbered canonically: the lent buffers 0, 1, ... in file order, then the
+    ``spare`` available ones in ascending order. The steps and the claims use a buffer id only
+    to compare it for equality, so every pool state that the partition claim allows is a
+    renaming of one of these (and the order of the available deque matters to no claim).
+    File indices are the positions, for the same reason. Fixed: send worker 0 holds the put
+    lock, stamped at the start time; worker 1 is idle.
+    """
+
+    pool_enable: bool  # transientStorePoolEnable
+    file_size: int  # mappedFileSizeCommitLog, in messages
+    files: tuple[FileChoice, ...]  # the live commit-log files, oldest first
+    spare: int  # how many buffers are available (transientStorePoolSize = lent + spare)
+
+    def valid(self) -> bool:
+        """The choices describe a broker: a file size >= 1 and no negative count."""
+        return self.file_size >= 1 and self.spare >= 0
+
+    def _lent(self) -> int:
+        return sum(1 for f in self.files if f.lent)
+
+    def config(self) -> BrokerConfig:
+        """The configuration: the frame's pool switch, pool size and file size."""
+        return replace(
+            _FRAME_CONFIG,
+            transient_store_pool_enable=self.pool_enable,
+            transient_store_pool_size=self._lent() + self.spare,
+            mapped_file_size=self.file_size,
+        )
+
+    def state(self) -> BrokerState:
+        """The state."""
+        files: list[MappedFile] = []
+        for index, f in enumerate(self.files):
+            buffer = sum(1 for g in self.files[:index] if g.lent) if f.lent else None
+            files.append(MappedFile(index, f.wrote, f.committed, buffer))
+        lent = self._lent()
+        stages = (WorkerStage.IN_PUT_LOCK, WorkerStage.IDLE)
+        available = tuple(range(lent, lent + self.spare))
+        return _broker(_POOL_FRAME_LOCK.begin_time_in_lock, _POOL_FRAME_LOCK, stages, tuple(files), available)
+
+
+Frame = LockFrame | PoolFrame
+
+
+def begin_time_is_set_only_by_a_writer(lock: PutLock) -> bool:
+    """beginTimeInLock is non-zero only while a writer (not the HA service) holds the lock.
+
+    A lemma, stronger than the claim begin_time_is_zero_when_lock_is_free, that makes it
+    inductive: the claim alone also allows the HA service to hold a lock stamped non-zero, and
+    releasing that lock breaks the claim. Such a state is reachable only through a stuck stamp
+    (an exception inside the lock in a profile without the ``finally`` reset), where the claim
+    is broken already; the action contracts assume the lemma and check that every step keeps it.
+    """
+    return lock.begin_time_in_lock == 0 or (lock.holder is not None and lock.holder != HA_SERVICE)
+
+
+def premise(frame: Frame, action: Action) -> bool:
+    """The frame describes a broker, ``action`` is enabled in it, and every state claim and the lemma hold.
+
+    The guard comes before the claims: CrossHair then meets this precondition far more often.
+    """
+    if not frame.valid():
+        return False
+    config, s = frame.config(), frame.state()
+    return (
+        enabled(config, s, action)
+        and begin_time_is_set_only_by_a_writer(s.lock)
+        and not broken_state_claims(config, s)
+    )
+
+
+def after(frame: Frame, action: Action) -> BrokerState:
+    """The state after the spec's own step."""
+    return step(frame.config(), frame.state(), action)
+
+
+def claims_hold(frame: Frame, action: Action, s: BrokerState) -> bool:
+    """Every state claim and the lemma hold in ``s``, and no transition claim breaks from the frame's state to ``s``."""
+    config = frame.config()
+    return (
+        begin_time_is_set_only_by_a_writer(s.lock)
+        and not broken_state_claims(config, s)
+        and not broken_transition_claims(config, frame.state(), action, s)
+    )
+
+
+# Worker actions are taken by send worker 0; worker 1 is its symmetric twin.
+ACQUIRE_PUT_LOCK = WorkerAcquiresPutLock(ExecutorName.SEND, 0)
+APPEND_AND_UNLOCK = WorkerAppendsAndUnlocks(ExecutorName.SEND, 0)
+THROW_INSIDE_LOCK = WorkerThrowsInsideLock(ExecutorName.SEND, 0)
+CREATE_MAPPED_FILE = WorkerCreatesMappedFile(ExecutorName.SEND, 0)
+
+
+def check_worker_acquires_put_lock(frame: LockFrame) -> BrokerState:
+    """WorkerAcquiresPutLock keeps every claim.
+
+    pre: premise(frame, ACQUIRE_PUT_LOCK)
+    post: claims_hold(frame, ACQUIRE_PUT_LOCK, __return__)
+    """
+    return after(frame, ACQUIRE_PUT_LOCK)
+
+
+def check_worker_appends_and_unlocks(frame: LockFrame) -> BrokerState:
+    """WorkerAppendsAndUnlocks keeps every claim (its append is covered by ``append_message``'s contract).
+
+    pre: premise(frame, APPEND_AND_UNLOCK)
+    post: claims_hold(frame, APPEND_AND_UNLOCK, __return__)
+    """
+    return after(frame, APPEND_AND_UNLOCK)
+
+
+def check_worker_throws_inside_lock(frame: LockFrame) -> BrokerState:
+    """WorkerThrowsInsideLock keeps every claim in the profiles that reset beginTimeInLock in ``finally``.
+
+    pre: frame.config().profile.begin_time_reset_in_finally
+    pre: premise(frame, THROW_INSIDE_LOCK)
+    post: claims_hold(frame, THROW_INSIDE_LOCK, __return__)
+    """
+    return after(frame, THROW_INSIDE_LOCK)
+
+
+def check_ha_service_acquires_put_lock(frame: LockFrame) -> BrokerState:
+    """HaServiceAcquiresPutLock keeps every claim.
+
+    pre: premise(frame, HaServiceAcquiresPutLock())
+    post: claims_hold(frame, HaServiceAcquiresPutLock(), __return__)
+    """
+    return after(frame, HaServiceAcquiresPutLock())
+
+
+def check_ha_service_releases_put_lock(frame: LockFrame) -> BrokerState:
+    """HaServiceReleasesPutLock keeps every claim.
+
+    pre: premise(frame, HaServiceReleasesPutLock())
+    post: claims_hold(frame, HaServiceReleasesPutLock(), __return__)
+    """
+    return after(frame, HaServiceReleasesPutLock())
+
+
+def check_worker_creates_mapped_file(frame: PoolFrame) -> BrokerState:
+    """WorkerCreatesMappedFile keeps every claim.
+
+    pre: premise(frame, CREATE_MAPPED_FILE)
+    post: claims_hold(frame, CREATE_MAPPED_FILE, __return__)
+    """
+    return after(frame, CREATE_MAPPED_FILE)
+
+
+def check_commit_service_commits(frame: PoolFrame) -> BrokerState:
+    """CommitServiceCommits keeps every claim.
+
+    pre: premise(frame, CommitServiceCommits())
+    post: claims_hold(frame, CommitServiceCommits(), __return__)
+    """
+    return after(frame, CommitServiceCommits())
+
+
+def check_commit_service_returns_buffer(frame: PoolFrame) -> BrokerState:
+    """CommitServiceReturnsBuffer keeps every claim.
+
+    pre: premise(frame, CommitServiceReturnsBuffer())
+    post: claims_hold(frame, CommitServiceReturnsBuffer(), __return__)
+    """
+    return after(frame, CommitServiceReturnsBuffer())
+
+
+# -- Running CrossHair -----------------------------------------------------------------------------
+
+#: The modules whose contract-carrying functions ``python -m spec.symbolic`` analyses.
+DEFAULT_MODULES = ("spec.putlock", "spec.storepool", "spec.fastfailure", "spec.symbolic")
+
+# One line of ``crosshair check`` output: "<file>:<line>: <info|error>: <message>".
+_MESSAGE = re.compile(r"^(?P<file>.+?):(?P<line>\d+): (?P<level>info|error): (?P<text>.*)$")
+_CONFIRMED = "Confirmed over all paths."
+_NOT_CONFIRMED = "Not confirmed."
+_PRE_UNSAT = "Unable to meet precondition"
+
+
+class Verdict(enum.Enum):
+    """What CrossHair concluded about one function's contract."""
+
+    PROVED = "proved"  # every condition confirmed over all paths
+    NO_COUNTEREXAMPLE = "no counterexample"  # the per-condition time ran out first: a bounded search
+    COUNTEREXAMPLE = "COUNTEREXAMPLE"  # CrossHair made a condition false or the function raise
+    VACUOUS = "VACUOUS"  # no input met the preconditions, so nothing was checked
+    ERROR = "ERROR"  # CrossHair could not run, found nothing to check, or ran over the budget
+
+    @property
+    def passed(self) -> bool:
+        """Whether this verdict lets the build pass."""
+        return self in (Verdict.PROVED, Verdict.NO_COUNTEREXAMPLE)
+
+
+@dataclass(frozen=True)
+class Result:
+    """One function's analysis."""
+
+    target: str  # the function's qualified name
+    verdict: Verdict
+    conditions: int  # how many conditions CrossHair reported on
+    seconds: float  # wall-clock time of its crosshair process
+    details: tuple[str, ...]  # CrossHair's messages other than confirmations, and its stderr on errors
+
+
+def contract_functions(module_name: str) -> list[str]:
+    """Qualified names of the functions defined in ``module_name`` whose docstring carries a contract."""
+    module = importlib.import_module(module_name)
+    found = []
+    for name, fn in inspect.getmembers(module, inspect.isfunction):
+        lines = (fn.__doc__ or "").splitlines()
+        if fn.__module__ == module_name and any(line.strip().startswith(("pre:", "post:")) for line in lines):
+            found.append((inspect.getsourcelines(fn)[1], f"{module_name}.{name}"))
+    return [qualname for _, qualname in sorted(found)]
+
+
+def crosshair_command(target: str, per_condition_timeout: float) -> list[str]:
+    """The ``crosshair check`` command line for one target."""
+    return [
+        sys.executable,
+        "-m",
+        "crosshair",
+        "check",
+        "--analysis_kind=PEP316",
+        "--report_all",
+        f"--per_condition_timeout={per_condition_timeout:g}",
+        target,
+    ]
+
+
+def judge(target: str, returncode: int, stdout: str, stderr: str, seconds: float) -> Result:
+    """Turn one crosshair process's exit status and output into a verdict (the exit status decides)."""
+    messages = [m for m in (_MESSAGE.match(line) for line in stdout.splitlines()) if m is not None]
+    texts = [m["text"] for m in messages]
+    details = tuple(line for line in stdout.splitlines() if _CONFIRMED not in line)
+    if returncode == 1:
+        verdict = Verdict.COUNTEREXAMPLE
+    elif returncode != 0 or not messages:
+        verdict = Verdict.ERROR
+        details += tuple(stderr.strip().splitlines()[-20:])
+    elif any(t.startswith(_PRE_UNSAT) for t in texts):
+        verdict = Verdict.VACUOUS
+    elif all(t == _CONFIRMED for t in texts):
+        verdict = Verdict.PROVED
+    elif all(t in (_CONFIRMED, _NOT_CONFIRMED) for t in texts):
+        verdict = Verdict.NO_COUNTEREXAMPLE
+    else:
+        verdict = Verdict.ERROR
+    return Result(target, verdict, len(messages), seconds, details)
+
+
+def analyse(target: str, per_condition_timeout: float, deadline: float) -> Result:
+    """Run ``crosshair check`` on one function, killing it at ``deadline`` (a ``time.monotonic`` value)."""
+    start = time.monotonic()
+    remaining = deadline - start
+    if remaining <= 0:
+        return Result(target, Verdict.ERROR, 0, 0.0, ("not started: the overall budget ran out",))
+    command = crosshair_command(target, per_condition_timeout)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=remaining, check=False)
+    except subprocess.TimeoutExpired:
+        elapsed = time.monotonic() - start
+        return Result(target, Verdict.ERROR, 0, elapsed, (f"killed after {elapsed:.1f} s: the overall budget ran out",))
+    return judge(target, done.returncode, done.stdout, done.stderr, time.monotonic() - start)
+
+
+def analyse_all(targets: Sequence[str], per_condition_timeout: float, budget: float, jobs: int) -> Iterator[Result]:
+    """Analyse each target in its own process, ``jobs`` at a time, yielding results in target order."""
+    deadline = time.monotonic() + budget
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        yield from pool.map(lambda t: analyse(t, per_condition_timeout, deadline), targets)
+
+
+def describe(result: Result, width: int) -> str:
+    """One report line: the function, its verdict, how many conditions, and its time."""
+    conditions = f"{result.conditions} condition{'s' if result.conditions != 1 else ''}"
+    return f"{result.target:<{width}}  {result.verdict.value:<17}  {conditions:<12}  {result.seconds:5.1f} s"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Analyse every contract in the given modules (default: :data:`DEFAULT_MODULES`); 0 if none fails."""
+    parser = argparse.ArgumentParser(prog="python -m spec.symbolic", description=__doc__.splitlines()[0])
+    parser.add_argument("modules", nargs="*", default=list(DEFAULT_MODULES), help="modules whose contracts to check")
+    parser.add_argument(
+        "--per-condition-timeout", type=float, default=4.0, help="CPU seconds CrossHair may spend on one condition"
+    )
+    parser.add_argument("--budget", type=float, default=120.0, help="wall-clock seconds for the whole run")
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="crosshair processes at a time")
+    args = parser.parse_args(argv)
+
+    start = time.monotonic()
+    targets = [t for module in args.modules for t in contract_functions(module)]
+    if not targets:
+        print(f"symbolic: no function with a contract in {', '.join(args.modules)}", file=sys.stderr)
+        return 2
+    width = max(len(t) for t in targets)
+    counts = dict.fromkeys(Verdict, 0)
+    for result in analyse_all(targets, args.per_condition_timeout, args.budget, args.jobs):
+        counts[result.verdict] += 1
+        print(describe(result, width), flush=True)
+        if not result.verdict.passed:
+            for line in result.details:
+                print(f"    {line}", flush=True)
+    failed = sum(n for v, n in counts.items() if not v.passed)
+    summary = ", ".join(f"{n} {v.value}" for v, n in counts.items() if n)
+    print(
+        f"symbolic: {len(targets)} functions: {summary}; {'FAILED' if failed else 'passed'} in "
+        f"{time.monotonic() - start:.1f} s (crosshair-tool {importlib.metadata.version('crosshair-tool')}, "
+        f"--per_condition_timeout={args.per_condition_timeout:g}, {args.jobs} at a time, budget {args.budget:g} s)"
+    )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""Exhaustive exploration of the spec's models: pinned state counts and the expected verdicts.
+
+The counts pin the reachable state space: a change to the spec that adds, removes or merges
+states shows here, and the author must say why in the commit that updates them.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from spec.cli import main
+from spec.explore import explore
+from spec.invariants import SOMETIMES
+from spec.models import MODELS
+from spec.profiles import PROFILES
+
+STATES = {
+    "stuck-lock": {"4.3.2": 16783, "4.9.8": 12203, "5.3.3": 16783},
+    "overload": {"4.3.2": 18197, "4.9.8": 18197, "5.3.3": 18197},
+    "slow-put": {"4.3.2": 14797, "4.9.8": 14797, "5.3.3": 14797},
+    "pool": {"4.3.2": 7572, "4.9.8": 7572, "5.3.3": 7572},
+    "two-io-threads": {"4.3.2": 6658, "4.9.8": 6658, "5.3.3": 6658},
+    "limiter": {"4.3.2": 20315, "4.9.8": 20315, "5.3.3": 20315},
+}
+
+#: The stuck stamp: profiles whose CommitLog does not reset beginTimeInLock in finally.
+STUCK = "begin_time_is_zero_when_lock_is_free"
+EXPECTED_BROKEN = {"4.3.2": {"stuck-lock": {STUCK}}, "4.9.8": {}, "5.3.3": {"stuck-lock": {STUCK}}}
+
+
+def test_every_model_and_profile_has_a_pinned_count() -> None:
+    assert set(STATES) == set(MODELS)
+    assert all(set(by_profile) == set(PROFILES) for by_profile in STATES.values())
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+def test_exploration_counts_verdicts_and_reachability(profile: str) -> None:
+    reached: set[str] = set()
+    for name, make in MODELS.items():
+        model = make(PROFILES[profile])
+        result = explore(model.config, model.env)
+        assert result.complete
+        assert result.states == STATES[name][profile], f"{name}: {result.states} states"
+        expected = EXPECTED_BROKEN[profile].get(name, set())
+        assert set(result.counterexamples) == expected, f"{name}: broken {sorted(result.counterexamples)}"
+        assert result.liveness_checked == result.states
+        reached |= {k for k, v in result.sometimes.items() if v}
+    assert reached == {c.name for c in SOMETIMES}, f"never reached: {sorted({c.name for c in SOMETIMES} - reached)}"
+
+
+@pytest.mark.parametrize("profile", ["4.3.2", "5.3.3"])
+def test_the_stuck_busy_path_is_the_shortest_exception_inside_the_lock(profile: str) -> None:
+    model = MODELS["stuck-lock"](PROFILES[profile])
+    cx = explore(model.config, model.env, check_liveness=False).counterexamples[STUCK]
+    names = [type(st.action).__name__ for st in cx.steps]
+    assert names == [
+        "RequestArrives",
+        "DispatchCreatesTask",
+        "DispatchStartsWorker",
+        "WorkerPassesPutCheck",
+        "WorkerAcquiresPutLock",
+        "WorkerThrowsInsideLock",
+    ]
+    end = cx.steps[-1].after
+    assert end.lock.holder is None and end.lock.begin_time_in_lock == model.config.start_time_ms
+
+
+def test_explore_cli_exit_status_and_step_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explore", "--profile", "5.3.3", "--model", "stuck-lock", "--expect-violation", STUCK]) == 0
+    out = capsys.readouterr().out
+    assert "counterexample for begin_time_is_zero_when_lock_is_free" in out
+    assert "WorkerThrowsInsideLock" in out and "holder=send#0 begin=1 -> holder=free begin=1" in out
+    assert main(["explore", "--profile", "5.3.3", "--model", "stuck-lock"]) == 1
+    assert main(["explore", "--profile", "4.9.8", "--model", "stuck-lock", "--expect-violation", STUCK]) == 1
