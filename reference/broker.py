@@ -713,7 +713,8 @@ class Broker:
                 assert buffer is not None
                 self.return_buffer(buffer)
                 file.write_buffer = None
-                self.mapped_file_queue.delete(file)
+                if file is not self.mapped_file_queue.get_last_mapped_file():
+                    self.mapped_file_queue.delete(file)
                 yield CommitServiceReturnsBuffer()
 
     # ================================================================ BrokerFastFailure

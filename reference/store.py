@@ -123,7 +123,7 @@ class MappedFileQueue:
     """The commit log's files, oldest first.
 
     A file leaves the queue once the pool has nothing more to do with it: when its buffer goes
-    back, or (having none) when a newer file is created. The broker deletes files only when
+    back (unless it is still the last file), or (having none) when a newer file is created. The broker deletes files only when
     CleanCommitLogService expires them; deleting them at these points keeps the observable
     commit log to the files that still matter to the pool, as the spec's state does.
     """

@@ -154,15 +154,21 @@ def return_committed_buffer(
     """The only return path: ``committedPosition == fileSize`` → ``returnBuffer``; writeBuffer = null.
 
     Source: S/MappedFile.java commit (4.x), S/logfile/DefaultMappedFile.java commit (5.x):
-    cleanup and destroy never return the buffer (corner 33). The file, fully committed and
-    without a buffer, is retired from the spec's state.
+    cleanup and destroy never return the buffer (corner 33). Spec bookkeeping: the file, fully
+    committed and without a buffer, is retired, unless it is the last file, which stays (as
+    ``getLastMappedFile``'s answer) so that the next file is numbered after it.
 
     pre: 0 <= position < len(files)
     pre: files[position].write_buffer is not None
     pre: files[position].write_buffer not in available
     post: __return__[1][0] == files[position].write_buffer
-    post: len(__return__[0]) == len(files) - 1
+    post: all(f.write_buffer != files[position].write_buffer for f in __return__[0])
+    post: __return__[0][-1].index == files[-1].index
     """
-    buffer = files[position].write_buffer
-    assert buffer is not None
-    return files[:position] + files[position + 1 :], return_buffer(available, buffer)
+    f = files[position]
+    assert f.write_buffer is not None
+    if position == len(files) - 1:
+        kept = files[:position] + (MappedFile(f.index, f.wrote, f.committed, None),)
+    else:
+        kept = files[:position] + files[position + 1 :]
+    return kept, return_buffer(available, f.write_buffer)
