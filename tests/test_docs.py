@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from spec.actions import ACTION_TYPES
 from spec.docgen import DOC_PATH, action_functions, action_source, generate, labelled
 from spec.invariants import ALL_CLAIMS, Modality
@@ -26,3 +28,11 @@ def test_every_claim_says_why_it_matters_except_reachability_checks() -> None:
     for claim in ALL_CLAIMS:
         if claim.modality is not Modality.SOMETIMES:
             assert "Why:" in claim.doc, f"{claim.name} does not say why it matters"
+
+
+def test_the_python_examples_in_the_overview_run() -> None:
+    text = (DOC_PATH.parent / "overview.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert blocks, "docs/overview.md has no python example"
+    for block in blocks:
+        exec(compile(block, "docs/overview.md", "exec"), {})
