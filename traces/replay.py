@@ -44,7 +44,10 @@ from traces.format import (
 
 #: Claims whose meaning spans the whole run; checked on :class:`History`, not on the compacted state.
 HISTORY_CLAIMS = frozenset({"each_request_is_answered_at_most_once", "every_request_is_in_exactly_one_place"})
-_LOCAL_STATE_CLAIMS = tuple(c for c in STATE_CLAIMS if c.name not in HISTORY_CLAIMS)
+#: A claim over every response so far; each response is checked once, in the step that wrote it.
+RESPONSE_CLAIM = "responses_carry_the_profile_code_and_remark"
+_LOCAL_STATE_CLAIMS = tuple(c for c in STATE_CLAIMS if c.name not in HISTORY_CLAIMS | {RESPONSE_CLAIM})
+_RESPONSE_CLAIMS = tuple(c for c in STATE_CLAIMS if c.name == RESPONSE_CLAIM)
 #: How many steps between two compactions of the state's history fields.
 COMPACT_EVERY = 256
 
@@ -212,6 +215,9 @@ class Replayer:
         self, before: BrokerState, action: Any, after: BrokerState, written: tuple[Response, ...]
     ) -> list[str]:
         broken = [c.name for c in _LOCAL_STATE_CLAIMS if not c.check(self.config, after)]
+        if written:
+            only_new = replace(after, responses=written)
+            broken += [c.name for c in _RESPONSE_CLAIMS if not c.check(self.config, only_new)]
         broken += [c.name for c in TRANSITION_CLAIMS if not c.check(self.config, before, action, after)]
         for r in written:
             if r.request_id in self.history.answered:

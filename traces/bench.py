@@ -1,0 +1,208 @@
+"""``make bench``: throughput of the Spark checks on 1M- and 10M-event Parquet traces.
+
+Measured, each in this one process with the same Spark session (local[2] by default):
+1. validation (streaming, in the driver) of the 1M dataset;
+2. all rules together (frame rules + per-trace scans, no replay) on 1M and 10M events;
+3. the full replay through the spec on Spark (rules off) on the 1M dataset;
+4. the same replay in one plain Python process, for the ratio;
+5. peak resident memory of the driver and of the whole process tree (JVM and Python workers).
+
+The traces: ``BASE_TRACES`` different recorded runs of the reference broker (several workloads
+and seeds), replicated with new trace ids to reach each size, written as zstd Parquet with
+100 000-row row groups and 1 000 000-row files. Results go to ``docs/benchmarks.md``'s
+generated section and to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from traces.read import read_records, validate
+from traces.record import record_workload
+from traces.replay import replay_records
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
+BASE_WORKLOADS = ("steady", "bursts", "slow-disk", "pool-exhaustion", "full-send-queue", "retry-storm-limited", "many-topics", "faults")
+T = TypeVar("T")
+
+
+class PeakMemory:
+    """Samples the resident memory of this process and all its descendants (the JVM, the Python workers)."""
+
+    def __init__(self) -> None:
+        self.peak_tree_kb = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _tree_rss_kb(self) -> int:
+        parents: dict[int, int] = {}
+        rss: dict[int, int] = {}
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                parents[int(entry)] = int(fields[1])
+                rss[int(entry)] = int(fields[21]) * (os.sysconf("SC_PAGE_SIZE") // 1024)
+            except (OSError, IndexError, ValueError):
+                continue
+        tree, frontier = {os.getpid()}, [os.getpid()]
+        while frontier:
+            p = frontier.pop()
+            for child, parent in parents.items():
+                if parent == p and child not in tree:
+                    tree.add(child)
+                    frontier.append(child)
+        return sum(rss.get(p, 0) for p in tree)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak_tree_kb = max(self.peak_tree_kb, self._tree_rss_kb())
+            self._stop.wait(0.5)
+
+    def __enter__(self) -> PeakMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One measured step."""
+
+    what: str
+    events: int
+    seconds: float
+
+    @property
+    def rate(self) -> float:
+        """Events per second."""
+        return self.events / self.seconds
+
+
+def timed(what: str, events: int, run: Callable[[], T]) -> tuple[Measure, T]:
+    """Run and time ``run``."""
+    start = time.perf_counter()
+    result = run()
+    m = Measure(what, events, time.perf_counter() - start)
+    print(f"{what}: {events} events in {m.seconds:.1f} s" + (f" = {m.rate:,.0f} events/s" if events else ""), flush=True)
+    return m, result
+
+
+def base_table(work: Path, events_per_trace: int, version: str) -> pa.Table:
+    """Record the base traces (reference broker) and load them as one Arrow table."""
+    parts = []
+    for i, workload in enumerate(BASE_WORKLOADS):
+        out = work / "base" / workload
+        record_workload(out, workload, version, events_per_trace, seed=i)
+        parts.append(pq.read_table(out))
+    return pa.concat_tables(parts)
+
+
+def replicate(base: pa.Table, target: int, out: Path) -> int:
+    """Copies of ``base`` with fresh trace ids until ``target`` rows; written as a Parquet dataset."""
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("*.parquet"):
+        old.unlink()
+    rows, copy, file_index = 0, 0, 0
+    writer: pq.ParquetWriter | None = None
+    in_file = 0
+    while rows < target:
+        ids = pc.binary_join_element_wise(base.column("trace_id"), pa.scalar(f"x{copy}"), "-")
+        table = base.set_column(base.schema.get_field_index("trace_id"), "trace_id", ids).cast(base.schema)
+        if writer is None or in_file >= 1_000_000:
+            if writer is not None:
+                writer.close()
+            writer = pq.ParquetWriter(out / f"part-{file_index:05d}.parquet", base.schema, compression="zstd")
+            file_index, in_file = file_index + 1, 0
+        writer.write_table(table, row_group_size=100_000)
+        rows, in_file, copy = rows + table.num_rows, in_file + table.num_rows, copy + 1
+    if writer is not None:
+        writer.close()
+    return rows
+
+
+def main() -> int:
+    """Run the benchmark; write docs/benchmarks.md's generated section."""
+    parser = argparse.ArgumentParser(prog="python -m traces.bench")
+    parser.add_argument("--sizes", default="1000000,10000000", help="comma-separated event counts")
+    parser.add_argument("--replay-size", type=int, default=1_000_000, help="dataset size for the replays")
+    parser.add_argument("--base-events", type=int, default=20_000, help="steps with arrivals per base trace")
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--work", type=Path, default=Path("out/bench"))
+    parser.add_argument("--no-doc", action="store_true", help="do not rewrite docs/benchmarks.md")
+    args = parser.parse_args()
+    sizes = sorted({int(s) for s in args.sizes.split(",")} | {args.replay_size})
+
+    from traces.check import run_check
+    from traces.session import get_spark
+
+    lines: list[str] = []
+    with PeakMemory() as memory:
+        m, base = timed("record base traces (reference broker)", 0, lambda: base_table(args.work, args.base_events, "5.3.3"))
+        lines.append(f"- base: {len(BASE_WORKLOADS)} recorded traces, {base.num_rows:,} events, recorded in {m.seconds:.0f} s")
+        datasets = {n: args.work / f"events-{n}" for n in sizes}
+        for n, path in datasets.items():
+            datasets_rows = replicate(base, n, path)
+            files = sorted(path.glob("*.parquet"))
+            size_mb = sum(f.stat().st_size for f in files) / 1e6
+            traces = datasets_rows // base.num_rows + (datasets_rows % base.num_rows > 0)
+            lines.append(f"- dataset {n:,}: {datasets_rows:,} rows, ~{traces * len(BASE_WORKLOADS) // max(1, traces)} × {traces} traces, {len(files)} files, {size_mb:.0f} MB zstd Parquet")
+        spark = get_spark(master=args.master, conf={"spark.driver.memory": "4g"})
+        replay_path = str(datasets[args.replay_size])
+        mv, validator = timed(f"validate {args.replay_size:,} (driver, streaming)", args.replay_size, lambda: validate([replay_path]))
+        results = [mv]
+        run_check(spark, [replay_path], rules=True, replay=False, validator=validator)  # warm-up
+        for n in sizes:
+            v = validator if n == args.replay_size else validate([str(datasets[n])])
+            mr, _ = timed(f"all rules, Spark {args.master}, {n:,} events", n, lambda: run_check(spark, [str(datasets[n])], rules=True, replay=False, validator=v))
+            results.append(mr)
+        ms, check = timed(f"full replay, Spark {args.master}, {args.replay_size:,} events", args.replay_size, lambda: run_check(spark, [replay_path], rules=False, replay=True, validator=validator))
+        results.append(ms)
+        verdicts = {t.verdict for t in check.traces}
+        mp, _ = timed(
+            f"full replay, one plain Python process, {args.replay_size:,} events",
+            args.replay_size,
+            lambda: list(replay_records(r.data for r in read_records([replay_path]))),
+        )
+        results.append(mp)
+    driver_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    lines.append(f"- replay verdicts on Spark: {sorted(verdicts)}")
+    lines.append("")
+    lines.append("| step | events | seconds | events/s |")
+    lines.append("|---|---:|---:|---:|")
+    lines += [f"| {r.what} | {r.events:,} | {r.seconds:.1f} | {r.rate:,.0f} |" for r in results]
+    lines.append("")
+    lines.append(f"- Spark replay / plain Python replay: {ms.rate / mp.rate:.2f}×")
+    lines.append(f"- peak RSS: driver {driver_mb:,.0f} MB; whole process tree (driver + JVM + Python workers) {memory.peak_tree_kb / 1024:,.0f} MB")
+    lines.append(f"- machine: {os.cpu_count()} cores, {platform.python_implementation()} {platform.python_version()}, load average at end {os.getloadavg()[0]:.1f}")
+    text = "\n".join(lines)
+    print(text)
+    if not args.no_doc:
+        doc = DOC.read_text()
+        head, rest = doc.split(BEGIN, 1)
+        _, tail = rest.split(END, 1)
+        DOC.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
