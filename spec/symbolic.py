@@ -1,11 +1,15 @@
 """Symbolic checks: CrossHair searches every contract of the spec for a counterexample.
 
 Run ``python -m spec.symbolic`` (``make symbolic``, part of ``make test``). Each function that
-carries a PEP 316 contract (``pre:``/``post:`` lines in its docstring) is analysed by one
-``crosshair check --analysis_kind=PEP316`` process, two at a time on a two-core machine; one line
-per function gives its verdict, then a summary line with the elapsed time. The exit status is
-non-zero when CrossHair reports a counterexample or an error, when a precondition can never be
-met (the contract would hold vacuously), or when the overall budget runs out.
+carries a PEP 316 contract (``pre:``/``post:`` lines in its docstring) is analysed by its own
+``crosshair check --analysis_kind=PEP316 --per_condition_timeout=T`` process, two at a time;
+one line per function gives its verdict, then a summary line with the elapsed time. The exit
+status is non-zero when CrossHair reports a counterexample or an error, when no input met a
+precondition (the contract would hold vacuously), or when the overall budget runs out.
+
+Verdicts: *proved* (every condition confirmed over all paths), *no counterexample* (the
+per-condition CPU time ran out first: a bounded search, not a proof), and the failures
+*COUNTEREXAMPLE*, *VACUOUS* and *ERROR*.
 
 What is covered
 ---------------
@@ -17,44 +21,47 @@ What is covered
    :mod:`spec.fastfailure` (is_expired). Each says what one transition of the lock or the pool
    does; ``throw_inside_lock``'s contract is conditional on ``reset_in_finally`` on purpose.
 
-2. **Action contracts**, the ``check_<action>`` functions below, one per action whose guard or
-   effect reads or changes the put lock or the pool: WorkerPassesPutCheck,
-   WorkerFindsPageCacheBusy, WorkerAcquiresPutLock, WorkerCreatesMappedFile,
-   WorkerAppendsAndUnlocks, WorkerThrowsInsideLock, CommitServiceCommits,
-   CommitServiceReturnsBuffer, HaServiceAcquiresPutLock, HaServiceReleasesPutLock. Each contract
-   reads: *given every state claim and the action's guard, every state claim holds after the
-   step and no transition claim breaks*. The guard, the step and the claims are the spec's own
-   (:func:`spec.machine.enabled`, :func:`spec.machine.step`, ``STATE_CLAIMS`` and
-   ``TRANSITION_CLAIMS`` of :mod:`spec.invariants`) on a :class:`BrokerState` built by
-   :func:`frame_state`. CrossHair chooses the :class:`Frame`: the profile (any of
-   :data:`spec.profiles.PROFILES`), whether the pool is enabled, its size, the file size, the
-   clock, the lock (holder and beginTimeInLock), the stages of two send workers, the live files
-   and the available buffers. So the claims these contracts really exercise are:
+2. **Action contracts**, the ``check_<action>`` functions below, one for each action whose
+   effect changes the put lock or the pool: WorkerAcquiresPutLock, WorkerAppendsAndUnlocks,
+   WorkerThrowsInsideLock, HaServiceAcquiresPutLock, HaServiceReleasesPutLock (on a
+   :class:`LockFrame`), WorkerCreatesMappedFile, CommitServiceCommits and
+   CommitServiceReturnsBuffer (on a :class:`PoolFrame`). Each contract reads: *given every state
+   claim, the lemma* :func:`begin_time_is_set_only_by_a_writer` *and the action's guard, after
+   the step every state claim and the lemma hold and no transition claim breaks*. Guard, step
+   and claims are the spec's own (:func:`spec.machine.enabled`, :func:`spec.machine.step`,
+   ``broken_state_claims`` and ``broken_transition_claims`` of :mod:`spec.invariants`), applied
+   to a whole :class:`BrokerState` of a small broker (the send executor with two workers, one
+   remoting thread, profile :data:`FRAME_PROFILE`). CrossHair chooses the frame:
 
-   - ``begin_time_is_zero_when_lock_is_free`` (⇔ ``putlock.begin_time_is_zero_when_free``);
-   - ``at_most_one_writer_holds_the_put_lock`` (the lock's holder against the workers' stages);
-   - ``lent_and_available_buffers_partition_the_pool`` (⇔ ``storepool.buffers_partition_the_pool``);
-   - ``pool_is_deficient_exactly_when_none_is_available``.
+   - :class:`LockFrame`: the clock, the lock's holder and beginTimeInLock, and both workers'
+     stages; its contracts carry ``begin_time_is_zero_when_lock_is_free``
+     (⇔ ``putlock.begin_time_is_zero_when_free``) and ``at_most_one_writer_holds_the_put_lock``.
+     On an idle machine each is proved over all paths in 2–3 s of CPU; under load the
+     per-condition time may run out first (*no counterexample*).
+   - :class:`PoolFrame`: whether the pool is enabled, the file size, up to two live files
+     (positions and whether each holds a buffer) and up to two spare buffers; its contracts
+     carry ``lent_and_available_buffers_partition_the_pool``
+     (⇔ ``storepool.buffers_partition_the_pool``) and
+     ``pool_is_deficient_exactly_when_none_is_available``. Positions and the file size are
+     unbounded integers, so these end as *no counterexample*.
 
-   The other state claims (about requests, queues and responses) are evaluated too, but on the
-   frame's fixed part: one remoting thread, an empty send queue, and each worker's request
-   placed consistently with its stage; no request arrives in these steps.
-   WorkerThrowsInsideLock carries one more precondition, that the profile resets beginTimeInLock
-   in ``finally`` (4.9.3–4.9.8): in every other profile the step breaks
-   ``begin_time_is_zero_when_lock_is_free``, which is the stuck-busy bug the spec exists to
-   show (``tests/planted/stuck_lock.py`` drops that precondition and CrossHair finds it).
+   The remaining state claims (requests, queues, responses) are evaluated too, on the frames'
+   fixed part: nothing queued, and each worker's request placed consistently with its stage.
+   WorkerAppendsAndUnlocks is checked on the lock frame only; its append is covered by
+   ``append_message``'s contract and moves no buffer. WorkerThrowsInsideLock also requires that
+   the profile resets beginTimeInLock in ``finally``: in every other profile the step breaks
+   ``begin_time_is_zero_when_lock_is_free``, the stuck-busy bug the spec exists to show
+   (``tests/planted/stuck_lock.py`` drops that precondition on profile 5.3.3, and CrossHair
+   finds it).
 
 What is left to Hypothesis and the explorer
 -------------------------------------------
-Sequences of steps (a claim that needs several steps to break, reachability, the "sometimes"
-and "eventually" claims), the actions that touch neither the lock nor the pool (dispatch, the
-rate limiter, taking tasks, fast-failure runs, the operator), and states with queued requests:
-CrossHair is reliable on one step over small frozen data, and unreliable on small budgets for
-more (see ENGINEERING.md).
-
-Verdicts: *proved* (every condition confirmed over all paths), *no counterexample* (CrossHair
-ran out of its per-condition time without finding one: a bounded search, not a proof), and the
-failures *COUNTEREXAMPLE*, *VACUOUS* (a precondition it could never meet), *ERROR*.
+Sequences of steps (reachability, the "sometimes" and "eventually" claims, and whether a frame
+state is reachable at all), the other profiles for the action contracts, pools larger than the
+pool frame's, the actions that change neither the lock nor the pool (dispatch, the limiter,
+workers taking tasks and the put pre-check, fast-failure runs, the clock, the operator), and
+states with queued requests. CrossHair is reliable on one step over small frozen data and
+unreliable on small budgets for more (ENGINEERING.md).
 """
 
 from __future__ import annotations
@@ -105,9 +112,9 @@ from spec.workers import holder_of
 
 # -- The frames of the action contracts -------------------------------------------------------------
 
-#: The profile of the frames: the one version in which every claim holds (4.9.3–4.9.8 reset
-#: beginTimeInLock in ``finally``). Of the actions checked here only WorkerThrowsInsideLock reads
-#: the profile (that flag); the others' effects call putlock and storepool functions that take none.
+#: The profile of the frames: a version in which every claim holds (4.9.3–4.9.8 reset
+#: beginTimeInLock in ``finally``). The steps checked here read the profile only for that flag
+#: (WorkerThrowsInsideLock) and for whether the pool needs ASYNC_FLUSH (the default flush type).
 FRAME_PROFILE: Profile = PROFILES["4.9.8"]
 
 
@@ -158,6 +165,14 @@ def _broker(
         responses=tuple(answered),
         started=frozenset(started),
     )
+
+
+def lock_frame_config(profile: Profile) -> BrokerConfig:
+    """The lock frame's broker: a pool of two buffers and one-message files."""
+    return replace(small_broker(profile), transient_store_pool_enable=True, transient_store_pool_size=2, mapped_file_size=1)
+
+
+_LOCK_FRAME_CONFIG = lock_frame_config(FRAME_PROFILE)
 
 
 class LockHolder(enum.Enum):
@@ -212,9 +227,6 @@ class LockFrame:
         return _broker(self.now, lock, stages, files, available=(1,))
 
 
-_LOCK_FRAME_CONFIG = replace(
-    _FRAME_CONFIG, transient_store_pool_enable=True, transient_store_pool_size=2, mapped_file_size=1
-)
 
 
 @dataclass(frozen=True)
@@ -231,6 +243,10 @@ class FileChoice:
 _POOL_FRAME_LOCK = acquire_for_put(FREE_LOCK, holder_of(ExecutorName.SEND, 0), _FRAME_CONFIG.start_time_ms)
 
 
+POOL_FRAME_FILES = 2  # the most live files a PoolFrame has
+POOL_FRAME_SPARE = 2  # the most available buffers a PoolFrame has
+
+
 @dataclass(frozen=True)
 class PoolFrame:
     """The pool's settings and the live files chosen by CrossHair; the lock is fixed.
@@ -239,8 +255,10 @@ class PoolFrame:
     ``spare`` available ones in ascending order. The steps and the claims use a buffer id only
     to compare it for equality, so every pool state that the partition claim allows is a
     renaming of one of these (and the order of the available deque matters to no claim).
-    File indices are the positions, for the same reason. Fixed: send worker 0 holds the put
-    lock, stamped at the start time; worker 1 is idle.
+    File indices are the positions, for the same reason. At most :data:`POOL_FRAME_FILES` files
+    and :data:`POOL_FRAME_SPARE` spare buffers: without a bound CrossHair spends its time on long
+    tuples and seldom meets the guards of the commit service. Fixed: send worker 0 holds the
+    put lock, stamped at the start time; worker 1 is idle.
     """
 
     pool_enable: bool  # transientStorePoolEnable
@@ -249,8 +267,8 @@ class PoolFrame:
     spare: int  # how many buffers are available (transientStorePoolSize = lent + spare)
 
     def valid(self) -> bool:
-        """The choices describe a broker: a file size >= 1 and no negative count."""
-        return self.file_size >= 1 and self.spare >= 0
+        """The choices describe a broker (a file size >= 1) within the frame's bounds."""
+        return self.file_size >= 1 and 0 <= self.spare <= POOL_FRAME_SPARE and len(self.files) <= POOL_FRAME_FILES
 
     def _lent(self) -> int:
         return sum(1 for f in self.files if f.lent)
@@ -268,7 +286,7 @@ class PoolFrame:
         """The state."""
         files: list[MappedFile] = []
         for index, f in enumerate(self.files):
-            buffer = sum(1 for g in self.files[:index] if g.lent) if f.lent else None
+            buffer = sum(1 for earlier in self.files[:index] if earlier.lent) if f.lent else None
             files.append(MappedFile(index, f.wrote, f.committed, buffer))
         lent = self._lent()
         stages = (WorkerStage.IN_PUT_LOCK, WorkerStage.IDLE)
@@ -407,7 +425,7 @@ def check_commit_service_returns_buffer(frame: PoolFrame) -> BrokerState:
 DEFAULT_MODULES = ("spec.putlock", "spec.storepool", "spec.fastfailure", "spec.symbolic")
 
 # One line of ``crosshair check`` output: "<file>:<line>: <info|error>: <message>".
-_MESSAGE = re.compile(r"^(?P<file>.+?):(?P<line>\d+): (?P<level>info|error): (?P<text>.*)$")
+_MESSAGE = re.compile(r"^.+?:\d+: (?:info|error): (?P<text>.*)$")
 _CONFIRMED = "Confirmed over all paths."
 _NOT_CONFIRMED = "Not confirmed."
 _PRE_UNSAT = "Unable to meet precondition"
@@ -450,8 +468,8 @@ def contract_functions(module_name: str) -> list[str]:
     return [qualname for _, qualname in sorted(found)]
 
 
-def crosshair_command(target: str, per_condition_timeout: float) -> list[str]:
-    """The ``crosshair check`` command line for one target."""
+def crosshair_command(targets: Sequence[str], per_condition_timeout: float) -> list[str]:
+    """The ``crosshair check`` command line for some modules or functions, reporting every condition."""
     return [
         sys.executable,
         "-m",
@@ -460,7 +478,7 @@ def crosshair_command(target: str, per_condition_timeout: float) -> list[str]:
         "--analysis_kind=PEP316",
         "--report_all",
         f"--per_condition_timeout={per_condition_timeout:g}",
-        target,
+        *targets,
     ]
 
 
@@ -491,7 +509,7 @@ def analyse(target: str, per_condition_timeout: float, deadline: float) -> Resul
     remaining = deadline - start
     if remaining <= 0:
         return Result(target, Verdict.ERROR, 0, 0.0, ("not started: the overall budget ran out",))
-    command = crosshair_command(target, per_condition_timeout)
+    command = crosshair_command([target], per_condition_timeout)
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=remaining, check=False)
     except subprocess.TimeoutExpired:
@@ -518,14 +536,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m spec.symbolic", description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", default=list(DEFAULT_MODULES), help="modules whose contracts to check")
     parser.add_argument(
-        "--per-condition-timeout", type=float, default=4.0, help="CPU seconds CrossHair may spend on one condition"
+        "--per-condition-timeout", type=float, default=3.0, help="CPU seconds CrossHair may spend on one condition"
     )
-    parser.add_argument("--budget", type=float, default=120.0, help="wall-clock seconds for the whole run")
+    parser.add_argument("--budget", type=float, default=180.0, help="wall-clock seconds for the whole run")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="crosshair processes at a time")
     args = parser.parse_args(argv)
 
     start = time.monotonic()
-    targets = [t for module in args.modules for t in contract_functions(module)]
+    try:
+        targets = [t for module in args.modules for t in contract_functions(module)]
+    except ImportError as e:
+        print(f"symbolic: cannot import {e.name or 'a module'} named on the command line: {e}", file=sys.stderr)
+        return 2
     if not targets:
         print(f"symbolic: no function with a contract in {', '.join(args.modules)}", file=sys.stderr)
         return 2
@@ -540,7 +562,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     failed = sum(n for v, n in counts.items() if not v.passed)
     summary = ", ".join(f"{n} {v.value}" for v, n in counts.items() if n)
     print(
-        f"symbolic: {len(targets)} functions: {summary}; {'FAILED' if failed else 'passed'} in "
+        f"symbolic: {len(targets)} function{'s' if len(targets) != 1 else ''}: {summary}; "
+        f"{'FAILED' if failed else 'passed'} in "
         f"{time.monotonic() - start:.1f} s (crosshair-tool {importlib.metadata.version('crosshair-tool')}, "
         f"--per_condition_timeout={args.per_condition_timeout:g}, {args.jobs} at a time, budget {args.budget:g} s)"
     )

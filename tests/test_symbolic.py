@@ -1,0 +1,116 @@
+"""CrossHair on the spec's contracts: it reports every planted bug, and the real contracts hold.
+
+Each test that runs CrossHair starts one ``crosshair check`` process (the command and the verdict
+logic are spec.symbolic's own) with short per-condition timeouts.
+"""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from spec.symbolic import DEFAULT_MODULES, Result, Verdict, contract_functions, crosshair_command, judge, main
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: Each planted module and the function in it whose contract CrossHair must break.
+PLANTED = {
+    "tests.planted.putlock_bug": "release_after_put",
+    "tests.planted.storepool_bug": "return_buffer",
+    "tests.planted.stuck_lock": "check_worker_throws_inside_lock",
+}
+
+
+def crosshair(targets: list[str], per_condition_timeout: float) -> tuple[Result, str]:
+    """Run one ``crosshair check`` process from the repository root; its verdict and its stdout."""
+    start = time.monotonic()
+    done = subprocess.run(
+        crosshair_command(targets, per_condition_timeout),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return judge(" ".join(targets), done.returncode, done.stdout, done.stderr, time.monotonic() - start), done.stdout
+
+
+def test_crosshair_reports_a_counterexample_for_each_planted_bug() -> None:
+    result, stdout = crosshair(list(PLANTED), per_condition_timeout=2)
+    assert result.verdict is Verdict.COUNTEREXAMPLE, f"expected COUNTEREXAMPLE, got {result}"
+    for module, function in PLANTED.items():
+        path = module.replace(".", "/") + ".py"
+        reported = [line for line in stdout.splitlines() if path in line and f": error: false when calling {function}(" in line]
+        assert reported, f"expected a counterexample to {module}.{function}, CrossHair said:\n{stdout}"
+
+
+def postconditions(qualname: str) -> int:
+    """How many ``post:`` lines the docstring of a function carries: CrossHair reports on each."""
+    module, _, name = qualname.rpartition(".")
+    doc = getattr(importlib.import_module(module), name).__doc__ or ""
+    return sum(line.strip().startswith("post:") for line in doc.splitlines())
+
+
+def test_the_component_contracts_hold() -> None:
+    modules = ["spec.putlock", "spec.storepool", "spec.fastfailure"]
+    result, stdout = crosshair(modules, per_condition_timeout=1)
+    assert result.verdict.passed, f"expected every contract to hold, got {result.verdict.value}:\n{stdout}"
+    expected = sum(postconditions(f) for m in modules for f in contract_functions(m))
+    assert result.conditions == expected, f"expected {expected} conditions analysed, got {result.conditions}:\n{stdout}"
+
+
+def test_the_action_contract_that_stuck_lock_weakens_holds() -> None:
+    """check_worker_throws_inside_lock with its profile precondition: no counterexample, precondition met."""
+    result, stdout = crosshair(["spec.symbolic.check_worker_throws_inside_lock"], per_condition_timeout=3)
+    assert result.verdict.passed, f"expected the contract to hold, got {result.verdict.value}:\n{stdout}"
+    assert result.conditions == 1, f"expected 1 condition analysed, got {result.conditions}:\n{stdout}"
+
+
+def test_every_action_contract_and_every_component_contract_is_in_the_default_run() -> None:
+    found = {name for module in DEFAULT_MODULES for name in contract_functions(module)}
+    expected = {
+        "spec.putlock." + f
+        for f in ("is_os_page_cache_busy", "acquire_for_put", "release_after_put", "throw_inside_lock")
+        + ("acquire_for_ha", "release_for_ha")
+    }
+    expected |= {
+        "spec.storepool." + f
+        for f in ("remain_transient_store_buffer_nums", "is_transient_store_pool_deficient", "borrow_buffer")
+        + ("return_buffer", "create_mapped_file", "append_message", "commit_file", "return_committed_buffer")
+    }
+    expected |= {"spec.fastfailure.is_expired"}
+    expected |= {
+        "spec.symbolic.check_" + action
+        for action in ("worker_acquires_put_lock", "worker_appends_and_unlocks", "worker_throws_inside_lock")
+        + ("ha_service_acquires_put_lock", "ha_service_releases_put_lock", "worker_creates_mapped_file")
+        + ("commit_service_commits", "commit_service_returns_buffer")
+    }
+    assert found == expected, f"missing {sorted(expected - found)}, unexpected {sorted(found - expected)}"
+
+
+def test_the_runner_prints_one_line_per_function_and_a_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["spec.fastfailure", "--per-condition-timeout", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:2] == ["spec.fastfailure.is_expired", "proved"], lines
+    assert lines[-1].startswith("symbolic: 1 function: 1 proved; passed in "), lines
+
+
+@pytest.mark.parametrize(
+    ("returncode", "stdout", "verdict"),
+    [
+        (0, "m.py:3: info: Confirmed over all paths.\nm.py:9: info: Confirmed over all paths.\n", Verdict.PROVED),
+        (0, "m.py:3: info: Confirmed over all paths.\nm.py:9: info: Not confirmed.\n", Verdict.NO_COUNTEREXAMPLE),
+        (0, "m.py:3: info: Unable to meet precondition.\n", Verdict.VACUOUS),
+        (1, "m.py:3: error: false when calling f(1) (which returns 2)\n", Verdict.COUNTEREXAMPLE),
+        (2, "", Verdict.ERROR),
+        (0, "", Verdict.ERROR),
+    ],
+    ids=["proved", "bounded", "vacuous", "counterexample", "crashed", "nothing-checked"],
+)
+def test_the_verdict_follows_the_exit_status_and_the_messages(returncode: int, stdout: str, verdict: Verdict) -> None:
+    result = judge("m.f", returncode, stdout, "", 0.0)
+    assert result.verdict is verdict, f"expected {verdict}, got {result.verdict}"
