@@ -11,7 +11,8 @@ checks run, in this order (the first that fails names the catch):
    ``beginTimeInLock`` of 4.0–4.9.2 and 5.x); the implementation must break it at the same step.
 2. every transition claim agrees on the observed step (before, action, after);
 3. the implementation took the spec's action;
-4. ``observe()`` equals the spec state, and ``responses`` equals the spec's responses.
+4. ``observe()`` equals the spec state, and ``responses`` equals the spec's responses;
+5. every thread the spec cannot move now refuses to step when asked, and nothing changes.
 
 A failure raises :class:`LockstepFailure`, whose message names the check, shows expected against
 actual, and prints the implementation's run as a step table.
@@ -361,8 +362,7 @@ class LockstepRun:
     # -- stepping
 
     def apply(self, a: Action) -> None:
-        """Apply ``a`` to the spec and to the implementation, then ask every thread the spec cannot
-        move now to step (it must refuse); the other checks run separately."""
+        """Apply ``a`` to the spec and to the implementation; the checks run separately."""
         spec_after = step(self.config, self.spec, a)  # raises ActionNotEnabled: a harness or scenario error
         try:
             reference_action = perform(self.broker, a)
@@ -375,7 +375,6 @@ class LockstepRun:
         self.coverage.steps += 1
         self.coverage.actions[type(a).__name__] += 1
         self._note_reached()
-        self.stay_put()
 
     def stay_put(self) -> None:
         """Every thread the spec cannot move now refuses to step when asked, and nothing changes."""
@@ -423,6 +422,7 @@ class LockstepRun:
         self.check_transition_claims()
         self.check_action()
         self.check_refinement()
+        self.stay_put()
 
     def check_state_claims(self) -> None:
         """Every state claim has the same truth value on observe() as on the spec state."""

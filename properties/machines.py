@@ -60,7 +60,7 @@ class LockstepMachine(RuleBasedStateMachine):
             type(self).coverage.merge(self._run.finish())
 
     # Hypothesis runs invariants in name order; the names keep the order of properties.lockstep
-    # (claims, then transition claims, then the action, then the whole state), so that a
+    # (claims, transition claims, the action, the whole state, stuck threads), so that a
     # discrepancy is reported by the most specific check that sees it.
 
     @invariant()
@@ -86,6 +86,12 @@ class LockstepMachine(RuleBasedStateMachine):
         """reference.observe() == spec state, and reference.responses == the spec's."""
         if self._run is not None:
             self.run.check_refinement()
+
+    @invariant()
+    def threads_the_spec_cannot_move_stay_put(self) -> None:
+        """Every thread with no enabled spec step refuses to step when asked, and nothing changes."""
+        if self._run is not None:
+            self.run.stay_put()
 
     def _quiescent(self) -> bool:
         return self._run is not None and self.run.quiescent()

@@ -1,0 +1,61 @@
+"""Coverage of the lockstep runs: which actions fired and how often, which sometimes-properties were
+reached, and which claims the spec itself broke (the modelled broker bugs).
+
+``python -m properties.coverage`` runs the whole-broker machine for each profile under the loaded
+Hypothesis settings (pass ``--profile ci|dev|deep``, as registered by tests/conftest.py, through
+pytest) and prints the table; ``tests/test_properties_coverage.py`` prints it with ``pytest -s``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from properties.lockstep import Coverage
+from spec.actions import ACTION_TYPES
+from spec.invariants import SOMETIMES, STATE_CLAIMS
+
+#: Actions the Java broker cannot take; the spec keeps them to judge other implementations' traces.
+UNREACHABLE_IN_JAVA = {"WorkerDiscardsCancelledTask": "stopRun is set only after the task left its queue (corner 26)"}
+
+
+def table(coverages: dict[str, Coverage]) -> str:
+    """One column per run (e.g. per profile): action counts, sometimes-properties, claims the spec broke."""
+    names = list(coverages)
+    width = max(12, *(len(n) for n in names))
+    head = f"{'':<40}" + "".join(f"{n:>{width}}" for n in names)
+    lines = [head, f"{'runs / steps':<40}" + "".join(f"{f'{c.runs}/{c.steps}':>{width}}" for c in coverages.values())]
+    rate = "".join(f"{f'{c.steps / c.seconds:.0f}' if c.seconds else '-':>{width}}" for c in coverages.values())
+    lines.append(f"{'lockstep steps/s':<40}" + rate)
+    lines.append("actions fired (times)")
+    never: list[str] = []
+    for t in ACTION_TYPES:
+        counts = [c.actions[t.__name__] for c in coverages.values()]
+        lines.append(f"  {t.__name__:<38}" + "".join(f"{n:>{width}}" for n in counts))
+        if not any(counts):
+            never.append(t.__name__)
+    lines.append("sometimes-properties reached (runs)")
+    for claim in SOMETIMES:
+        lines.append(f"  {claim.name:<38}" + "".join(f"{c.sometimes[claim.name]:>{width}}" for c in coverages.values()))
+    lines.append("claims the spec itself broke (runs; modelled broker bugs)")
+    for claim in STATE_CLAIMS:
+        counts = [c.spec_breaks[claim.name] for c in coverages.values()]
+        if any(counts):
+            lines.append(f"  {claim.name:<38}" + "".join(f"{n:>{width}}" for n in counts))
+    for name in never:
+        reason = UNREACHABLE_IN_JAVA.get(name, "not reached in this run")
+        lines.append(f"NEVER FIRED: {name} ({reason})")
+    unreached = [c.name for c in SOMETIMES if not any(cov.sometimes[c.name] for cov in coverages.values())]
+    for name in unreached:
+        lines.append(f"NEVER REACHED: {name}")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    """Run the coverage test through pytest, so that tests/conftest.py's Hypothesis profiles apply."""
+    import pytest
+
+    return int(pytest.main(["-q", "-s", "-p", "no:cacheprovider", "tests/test_properties_coverage.py", *sys.argv[1:]]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
