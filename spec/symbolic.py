@@ -176,7 +176,11 @@ _LOCK_FRAME_CONFIG = lock_frame_config(FRAME_PROFILE)
 
 
 class LockHolder(enum.Enum):
-    """Who holds the put lock in a :class:`LockFrame`: every holder that at_most_one_writer allows."""
+    """Who holds the put lock in a :class:`LockFrame`: every holder that at_most_one_writer allows.
+
+    An enum rather than the spec's ``(str, int)`` holder: CrossHair would spend its paths on
+    holder strings that the claim rejects anyway.
+    """
 
     NOBODY = "nobody"
     SEND_WORKER_0 = "send worker 0"
