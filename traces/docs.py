@@ -1,7 +1,8 @@
-"""Generated parts of docs/trace-format.md: the table of event kinds, fields and observation levels.
+"""Generated parts of docs/trace-format.md: the tables of event kinds and of rules.
 
-``python -m traces.docs`` rewrites the text between the ``<!-- kinds:begin -->`` and
-``<!-- kinds:end -->`` markers; a test checks the file is up to date.
+``python -m traces.docs`` rewrites the text between the ``<!-- kinds:begin -->`` /
+``<!-- kinds:end -->`` and ``<!-- rules:begin -->`` / ``<!-- rules:end -->`` markers; a test
+checks the file is up to date.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ import sys
 from pathlib import Path
 
 from traces.format import KIND_FIELDS, KINDS, LEVEL_KINDS, RESPONSE_KIND, Observation
+from traces.rules import RULES
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "trace-format.md"
-BEGIN, END = "<!-- kinds:begin -->", "<!-- kinds:end -->"
+MARKERS = ("kinds", "rules")
 
 
 def _level(kind: str) -> str:
@@ -34,11 +36,23 @@ def kinds_table() -> str:
     return "\n".join(rows)
 
 
+def rules_table() -> str:
+    """The Markdown table of every rule."""
+    rows = ["| rule (a claim) | level | body | description | source |", "|---|---|---|---|---|"]
+    for r in RULES:
+        rows.append(f"| `{r.name}` | {r.level.value} | {r.body} | {r.description} | {r.source} |")
+    return "\n".join(rows)
+
+
 def render(text: str) -> str:
-    """``text`` with the generated table replaced."""
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{BEGIN}\n{kinds_table()}\n{END}{tail}"
+    """``text`` with the generated tables replaced."""
+    tables = {"kinds": kinds_table(), "rules": rules_table()}
+    for name in MARKERS:
+        begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+        head, rest = text.split(begin, 1)
+        _, tail = rest.split(end, 1)
+        text = f"{head}{begin}\n{tables[name]}\n{end}{tail}"
+    return text
 
 
 def main() -> int:
