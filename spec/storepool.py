@@ -161,6 +161,7 @@ def return_committed_buffer(
     pre: 0 <= position < len(files)
     pre: files[position].write_buffer is not None
     pre: files[position].write_buffer not in available
+    pre: [f.write_buffer for f in files].count(files[position].write_buffer) == 1
     post: __return__[1][0] == files[position].write_buffer
     post: all(f.write_buffer != files[position].write_buffer for f in __return__[0])
     post: __return__[0][-1].index == files[-1].index
