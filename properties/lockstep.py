@@ -429,10 +429,11 @@ class LockstepRun:
         for claim in STATE_CLAIMS:
             in_spec = claim.check(self.config, self.spec)
             if claim.check(self.config, self.observed) != in_spec:
-                verdict = "holds" if in_spec else "is broken (a modelled broker bug)"
+                expected = "holds" if in_spec else "is broken (a modelled broker bug)"
+                actual = "is broken" if in_spec else "holds"
                 self._fail(
                     claim.name,
-                    f"in the spec state the claim {verdict}; in reference.observe() it does not agree\n"
+                    f"expected: the claim {expected}, as in the spec state; actual: it {actual} in reference.observe()\n"
                     + _diff(self.spec, self.observed),
                 )
 
@@ -446,8 +447,8 @@ class LockstepRun:
             if claim.check(self.config, t.observed_before, t.spec_action, t.observed_after) != in_spec:
                 self._fail(
                     claim.name,
-                    f"step {describe_action(t.spec_action)}: the claim is {in_spec} for the spec's step and "
-                    f"{not in_spec} for the reference's\n" + _diff(t.spec_after, t.observed_after),
+                    f"step {describe_action(t.spec_action)}: expected the claim to be {in_spec}, as for the "
+                    f"spec's step; actual: {not in_spec} for the reference's step\n" + _diff(t.spec_after, t.observed_after),
                 )
 
     def check_action(self) -> None:
