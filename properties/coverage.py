@@ -2,8 +2,9 @@
 reached, and which claims the spec itself broke (the modelled broker bugs).
 
 ``python -m properties.coverage`` runs the whole-broker machine for each profile under the loaded
-Hypothesis settings (pass ``--profile ci|dev|deep``, as registered by tests/conftest.py, through
-pytest) and prints the table; ``tests/test_properties_coverage.py`` prints it with ``pytest -s``.
+Hypothesis settings and prints the table. It runs ``tests/test_properties_coverage.py`` through
+pytest with ``-s``, so that the profiles tests/conftest.py registers apply: choose one with
+``HYPOTHESIS_PROFILE=ci|dev|deep`` (default ci).
 """
 
 from __future__ import annotations

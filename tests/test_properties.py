@@ -10,9 +10,13 @@ from __future__ import annotations
 import pytest
 
 from properties.benches import BENCHES
+from properties.lockstep import IoThreadRef, LockstepFailure, LockstepRun, WorkerRef
 from properties.machines import lockstep_machine, run_machine
+from properties.mutants import ResetMissingOnExceptionPath
 from reference.broker import Broker
-from spec.profiles import PROFILES
+from spec.actions import RequestArrives, WorkerThrowsInsideLock
+from spec.codes import RequestCode
+from spec.profiles import PROFILES, ExecutorName
 
 
 @pytest.mark.parametrize("version", sorted(PROFILES))
@@ -20,3 +24,20 @@ from spec.profiles import PROFILES
 def test_reference_refines_the_spec(bench: str, version: str) -> None:
     coverage = run_machine(lockstep_machine(BENCHES[bench], PROFILES[version], Broker))
     assert coverage.steps > 0, f"the {bench} machine took no step under {version}"
+
+
+def test_a_discrepancy_names_the_claim_and_prints_the_step_table() -> None:
+    config = BENCHES["lock"].configs(PROFILES["4.9.8"])[0]
+    run = LockstepRun(config, ResetMissingOnExceptionPath, BENCHES["lock"].env)
+    run.take(RequestArrives(0, RequestCode.SEND_MESSAGE, "TopicA", False))
+    while run.spec.lock.holder is None:
+        io_step = run.spec_step_of(IoThreadRef(0))
+        run.step(IoThreadRef(0) if io_step is not None else WorkerRef(ExecutorName.SEND, 0))
+    with pytest.raises(LockstepFailure) as caught:
+        run.take(WorkerThrowsInsideLock(ExecutorName.SEND, 0))
+    message = str(caught.value)
+    assert caught.value.check == "begin_time_is_zero_when_lock_is_free"
+    assert "expected (spec):      holder=free begin=0" in message
+    assert "actual (reference):   holder=free begin=" in message
+    assert "step | action | changed (before -> after)" in message
+    assert "WorkerThrowsInsideLock(executor=SEND, worker=0)" in message
