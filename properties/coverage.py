@@ -10,6 +10,7 @@ pytest with ``-s``, so that the profiles tests/conftest.py registers apply: choo
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 
 from properties.lockstep import Coverage
 from spec.actions import ACTION_TYPES
@@ -22,26 +23,29 @@ UNREACHABLE_IN_JAVA = {"WorkerDiscardsCancelledTask": "stopRun is set only after
 def table(coverages: dict[str, Coverage]) -> str:
     """One column per run (e.g. per profile): action counts, sometimes-properties, claims the spec broke."""
     names = list(coverages)
-    width = max(12, *(len(n) for n in names))
-    head = f"{'':<40}" + "".join(f"{n:>{width}}" for n in names)
-    lines = [head, f"{'runs / steps':<40}" + "".join(f"{f'{c.runs}/{c.steps}':>{width}}" for c in coverages.values())]
-    rate = "".join(f"{f'{c.steps / c.seconds:.0f}' if c.seconds else '-':>{width}}" for c in coverages.values())
-    lines.append(f"{'lockstep steps/s':<40}" + rate)
+    width = max(12, *(len(n) + 2 for n in names))
+    label = 2 + max(len(n) for n in [t.__name__ for t in ACTION_TYPES] + [c.name for c in SOMETIMES + STATE_CLAIMS])
+
+    def row(title: str, cells: Sequence[object]) -> str:
+        return f"{title:<{label}}" + "".join(f"{str(c):>{width}}" for c in cells)
+
+    lines = [row("", names), row("runs / steps", [f"{c.runs}/{c.steps}" for c in coverages.values()])]
+    lines.append(row("lockstep steps/s", [f"{c.steps / c.seconds:.0f}" if c.seconds else "-" for c in coverages.values()]))
     lines.append("actions fired (times)")
     never: list[str] = []
     for t in ACTION_TYPES:
         counts = [c.actions[t.__name__] for c in coverages.values()]
-        lines.append(f"  {t.__name__:<38}" + "".join(f"{n:>{width}}" for n in counts))
+        lines.append(row(f"  {t.__name__}", list(counts)))
         if not any(counts):
             never.append(t.__name__)
     lines.append("sometimes-properties reached (runs)")
     for claim in SOMETIMES:
-        lines.append(f"  {claim.name:<38}" + "".join(f"{c.sometimes[claim.name]:>{width}}" for c in coverages.values()))
+        lines.append(row(f"  {claim.name}", [c.sometimes[claim.name] for c in coverages.values()]))
     lines.append("claims the spec itself broke (runs; modelled broker bugs)")
     for claim in STATE_CLAIMS:
         counts = [c.spec_breaks[claim.name] for c in coverages.values()]
         if any(counts):
-            lines.append(f"  {claim.name:<38}" + "".join(f"{n:>{width}}" for n in counts))
+            lines.append(row(f"  {claim.name}", list(counts)))
     for name in never:
         reason = UNREACHABLE_IN_JAVA.get(name, "not reached in this run")
         lines.append(f"NEVER FIRED: {name} ({reason})")

@@ -112,9 +112,9 @@ class Driver:
         while self.run.spec_step_of(FAST_FAILURE) is not None:
             self.run.step(FAST_FAILURE)
 
-    def advance(self, ms: int, period: int | None = None) -> None:
+    def advance(self, ms: int) -> None:
         """Let ``ms`` pass in fast-failure periods, running every due fast-failure run after each."""
-        step_ms = period or self.run.config.fast_failure_period_ms
+        step_ms = self.run.config.fast_failure_period_ms
         target = self.now + ms
         while self.now < target:
             self.tick(min(step_ms, target - self.now))
