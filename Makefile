@@ -25,14 +25,14 @@ export PYTHONHASHSEED        := 0
 
 help:
 	@echo "make venv        create/refresh .venv and install the project with its dev tools"
-	@echo "make test        typecheck + pytest + symbolic (what CI runs)"
+	@echo "make test        typecheck + pytest + symbolic + mutants (what CI runs)"
 	@echo "make typecheck   mypy --strict on the packages"
 	@echo "make pytest      the test suite (PYTEST_ARGS='...' to pass options)"
 	@echo "make symbolic    CrossHair contract checks (python -m spec.symbolic)"
 	@echo "make check-deep  the test suite with HYPOTHESIS_PROFILE=deep"
 	@echo "make mutants     mutation check of the properties"
 	@echo "make bench       Spark trace benchmarks"
-	@echo "make demo        explore a profile and expect a known violation"
+	@echo "make demo        explore the spec, then record and check source 004's retry storm"
 	@echo "make docs        generate documentation"
 	@echo "make clean       remove caches and build output (distclean also removes .venv)"
 
@@ -71,7 +71,7 @@ check-java:
 
 # ---------------------------------------------------------------- checks
 
-test: typecheck pytest symbolic
+test: typecheck pytest symbolic mutants
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict spec reference properties traces
@@ -94,8 +94,18 @@ mutants: $(STAMP)
 
 # ---------------------------------------------------------------- programs
 
+# The main job on the bundled example: check the spec by itself (the stuck beginTimeInLock of
+# 5.3.3 must be found), then record source 004's retry storm from the reference broker, with and
+# without the per-topic limiter, and validate both traces on Spark with an HTML report.
+DEMO := out/demo
 demo: check-java $(STAMP)
 	$(BIN)/flowspec explore --profile 5.3.3 --expect-violation begin_time_is_zero_when_lock_is_free
+	@mkdir -p $(DEMO)
+	$(BIN)/flowspec record --workload retry-storm --events 3000 --profile 5.3.3 --out $(DEMO)/retry-storm.jsonl
+	$(BIN)/flowspec record --workload retry-storm-limited --events 3000 --profile 5.3.3 --out $(DEMO)/retry-storm-limited.jsonl
+	$(BIN)/python -m traces.outcomes $(DEMO)/retry-storm.jsonl $(DEMO)/retry-storm-limited.jsonl
+	$(BIN)/flowspec check $(DEMO)/retry-storm.jsonl $(DEMO)/retry-storm-limited.jsonl --report $(DEMO)/report.html
+	@echo "report: $(DEMO)/report.html"
 
 bench: check-java $(STAMP)
 	$(BIN)/python -m traces.bench

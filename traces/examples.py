@@ -118,7 +118,7 @@ BREAKS: dict[str, tuple[str, Callable[[list[Record]], list[Record]], str]] = {
     "begin_time_zero_when_lock_free": ("faults-5.3.3.jsonl", lambda r: r, "none: 5.3.3 really leaves beginTimeInLock set after an exception (the spec allows it)"),
     "buffers_conserved_and_returned_only_at_full_commit": ("conformant-pool-exhaustion.jsonl", _insert_after("WorkerCreatesMappedFile", {"kind": "CommitServiceReturnsBuffer"}), "a buffer is returned right after its file is created"),
     "fast_failure_runs_10ms_apart_while_enabled": ("conformant-5.3.3.jsonl", _header(_set("fast_failure_period_ms", 20)), "the header claims a 20 ms period"),
-    "limiter_decisions_as_the_bucket_says": ("conformant-retry-storm-limited.jsonl", _header(lambda c: c["rate_limit"].update(default_qps=100000.0)), "the header claims 100000 qps per topic"),
+    "limiter_decisions_as_the_bucket_says": ("conformant-retry-storm-limited.jsonl", _header(lambda c: c["rate_limit"].update(send_msg_back_qps=100000.0)), "the header claims 100000 qps for send-backs"),
 }
 
 

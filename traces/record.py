@@ -85,12 +85,15 @@ class Workload:
     env: Environment
     weights: dict[type, float] = field(default_factory=dict)  # action class -> weight (default 1)
     phase: Callable[[int], float] | None = None  # arrival weight multiplier by step (bursts)
+    topic_weights: dict[str, float] = field(default_factory=dict)  # arrival weight multiplier by topic
 
     def weight(self, step: int, a: Action) -> float:
         """Relative probability of ``a`` at ``step``."""
         w = self.weights.get(type(a), 1.0)
-        if self.phase is not None and isinstance(a, RequestArrives):
-            w *= self.phase(step)
+        if isinstance(a, RequestArrives):
+            if self.phase is not None:
+                w *= self.phase(step)
+            w *= self.topic_weights.get(a.topic, 1.0)
         return w
 
 
@@ -135,6 +138,20 @@ def _env(requests: tuple[RequestTemplate, ...] = _SENDS, **kw: object) -> Enviro
     return replace(base, **kw)  # type: ignore[arg-type]
 
 
+#: Source 004: one consumer that never acknowledges sends every message back to its retry topic,
+#: next to the ordinary producers of two other topics.
+_RETRY_TOPIC = "%RETRY%get-pugc-to-ai-consumer"
+_STORM = (
+    RequestTemplate(RequestCode.CONSUMER_SEND_MSG_BACK, topic=_RETRY_TOPIC),
+    RequestTemplate(RequestCode.SEND_MESSAGE, topic="TopicOrders"),
+    RequestTemplate(RequestCode.SEND_MESSAGE, topic="TopicPayments"),
+)
+_STORM_MIX = {_RETRY_TOPIC: 8.0}
+#: Send-backs limited at the article's 100 QPS; ordinary topics at a rate they stay under in this
+#: short, time-compressed run (the article's default is 2000 QPS); a 20 ms breaker (the article's
+#: is 1 s), compressed like the broker's waits.
+_STORM_LIMITS = RateLimitConfig(enabled=True, default_qps=20000.0, send_msg_back_qps=100.0, circuit_breaker_open_micros=20_000)
+
 _LIMITED = RateLimitConfig(enabled=True, default_qps=200.0, send_msg_back_qps=50.0, circuit_breaker_open_micros=50_000)
 
 WORKLOADS: dict[str, Workload] = {
@@ -172,17 +189,19 @@ WORKLOADS: dict[str, Workload] = {
         ),
         Workload(
             "retry-storm",
-            "a storm of sends with no limiter (source 004's scenario before its fix)",
-            lambda v: _broker(v, send_capacity=8),
-            _env(clock_steps=(1,)),
-            weights={RequestArrives: 6.0, ClockAdvances: 0.3},
+            "source 004 before its fix: one consumer's send-backs flood the send queue and every topic times out",
+            lambda v: _broker(v, send_capacity=64),
+            _env(requests=_STORM, clock_steps=(1,)),
+            weights={RequestArrives: 6.0, ClockAdvances: 1.0, WorkerTakesTask: 0.3},
+            topic_weights=_STORM_MIX,
         ),
         Workload(
             "retry-storm-limited",
-            "the same storm with source 004's per-topic limiter on",
-            lambda v: _broker(v, send_capacity=8, rate_limit=_LIMITED),
-            _env(clock_steps=(1,)),
-            weights={RequestArrives: 6.0, ClockAdvances: 0.3},
+            "the same storm with source 004's per-topic limiter on: the retry topic is throttled, the others served",
+            lambda v: _broker(v, send_capacity=64, rate_limit=_STORM_LIMITS),
+            _env(requests=_STORM, clock_steps=(1,)),
+            weights={RequestArrives: 6.0, ClockAdvances: 1.0, WorkerTakesTask: 0.3},
+            topic_weights=_STORM_MIX,
         ),
         Workload(
             "faults",
