@@ -29,45 +29,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NoReturn, Protocol, assert_never
 
-from spec.actions import (
-    ACTION_TYPES,
-    Action,
-    ClockAdvances,
-    CommitServiceCommits,
-    CommitServiceReturnsBuffer,
-    DispatchAnswersNotSupported,
-    DispatchCreatesTask,
-    DispatchQueuesTask,
-    DispatchRejectsOverload,
-    DispatchRejectsRequest,
-    DispatchStartsWorker,
-    FastFailureCleansExpiredHead,
-    FastFailureDrainsBusySendQueue,
-    FastFailureDropsForeignElement,
-    FastFailureEndsBusyDrain,
-    FastFailureSkipsRun,
-    FastFailureStartsRun,
-    FastFailureStopsAtHead,
-    HaServiceAcquiresPutLock,
-    HaServiceReleasesPutLock,
-    InternalTaskSubmitted,
-    OperatorSetsFastFailureEnable,
-    OperatorSetsQueueWait,
-    RateLimitHandlerAdmits,
-    RateLimitHandlerFailsOpen,
-    RateLimitHandlerThrottles,
-    RequestArrives,
-    WorkerAcquiresPutLock,
-    WorkerAppendsAndUnlocks,
-    WorkerCreatesMappedFile,
-    WorkerDiscardsCancelledTask,
-    WorkerFindsPageCacheBusy,
-    WorkerPassesPutCheck,
-    WorkerProcessesRequest,
-    WorkerRunsForeignTask,
-    WorkerTakesTask,
-    WorkerThrowsInsideLock,
-)
+from spec.actions import ACTION_TYPES, Action
+from spec.threads import ThreadId, thread_of, threads_of
+from reference.lockstep import BrokerUnderTest, perform, step_thread
 from spec.codes import RequestCode
 from spec.config import BrokerConfig
 from spec.invariants import SOMETIMES, STATE_CLAIMS, TRANSITION_CLAIMS
@@ -77,173 +41,8 @@ from spec.state import BrokerState, Response, initial_state
 from spec.steptable import Step, changed_fields, describe_action, step_table
 
 
-class BrokerUnderTest(Protocol):
-    """The implementation's side of the lockstep: reference.broker.Broker's public methods."""
-
-    def request_arrives(self, io_thread: int, code: RequestCode, topic: str, oneway: bool) -> None: ...
-    def clock_advances(self, ms: int) -> None: ...
-    def operator_sets_fast_failure_enable(self, enabled: bool) -> None: ...
-    def operator_sets_queue_wait(self, queue: ExecutorName, wait_ms: int) -> None: ...
-    def internal_task_submitted(self, executor: ExecutorName) -> None: ...
-    def ha_service_acquires_put_lock(self) -> None: ...
-    def ha_service_releases_put_lock(self) -> None: ...
-    def worker_throws_inside_lock(self, executor: ExecutorName, worker: int) -> None: ...
-    def rate_limit_handler_fails_open(self, io_thread: int) -> None: ...
-    def step_io_thread(self, io_thread: int) -> Action | None: ...
-    def step_worker(self, executor: ExecutorName, worker: int) -> Action | None: ...
-    def step_commit_service(self) -> Action | None: ...
-    def step_fast_failure(self) -> Action | None: ...
-    def observe(self) -> BrokerState: ...
-
-    @property
-    def responses(self) -> Sequence[Response]: ...
-
-
 BrokerFactory = Callable[[BrokerConfig], BrokerUnderTest]
 """Builds the implementation under test for one configuration (the reference class, or a mutant)."""
-
-
-# -- Which thread takes an action ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class IoThreadRef:
-    """A remoting thread, by index."""
-
-    index: int
-
-
-@dataclass(frozen=True)
-class WorkerRef:
-    """An executor thread, by executor and index (threads are numbered in creation order)."""
-
-    executor: ExecutorName
-    index: int
-
-
-@dataclass(frozen=True)
-class CommitServiceRef:
-    """CommitRealTimeService's thread."""
-
-
-@dataclass(frozen=True)
-class FastFailureRef:
-    """BrokerFastFailureScheduledThread."""
-
-
-ThreadRef = IoThreadRef | WorkerRef | CommitServiceRef | FastFailureRef
-COMMIT_SERVICE = CommitServiceRef()
-FAST_FAILURE = FastFailureRef()
-
-
-def actor_of(a: Action) -> ThreadRef | None:
-    """The broker thread whose atomic step ``a`` is; None for an environment input or an injected fault."""
-    match a:
-        case (
-            RequestArrives()
-            | RateLimitHandlerFailsOpen()
-            | WorkerThrowsInsideLock()
-            | ClockAdvances()
-            | OperatorSetsFastFailureEnable()
-            | OperatorSetsQueueWait()
-            | InternalTaskSubmitted()
-            | HaServiceAcquiresPutLock()
-            | HaServiceReleasesPutLock()
-        ):
-            return None
-        case (
-            RateLimitHandlerAdmits()
-            | RateLimitHandlerThrottles()
-            | DispatchAnswersNotSupported()
-            | DispatchRejectsRequest()
-            | DispatchCreatesTask()
-            | DispatchStartsWorker()
-            | DispatchQueuesTask()
-            | DispatchRejectsOverload()
-        ):
-            return IoThreadRef(a.io_thread)
-        case (
-            WorkerTakesTask()
-            | WorkerDiscardsCancelledTask()
-            | WorkerRunsForeignTask()
-            | WorkerProcessesRequest()
-            | WorkerFindsPageCacheBusy()
-            | WorkerPassesPutCheck()
-            | WorkerAcquiresPutLock()
-            | WorkerCreatesMappedFile()
-            | WorkerAppendsAndUnlocks()
-        ):
-            return WorkerRef(a.executor, a.worker)
-        case CommitServiceCommits() | CommitServiceReturnsBuffer():
-            return COMMIT_SERVICE
-        case (
-            FastFailureStartsRun()
-            | FastFailureSkipsRun()
-            | FastFailureDrainsBusySendQueue()
-            | FastFailureDropsForeignElement()
-            | FastFailureEndsBusyDrain()
-            | FastFailureCleansExpiredHead()
-            | FastFailureStopsAtHead()
-        ):
-            return FAST_FAILURE
-        case _:
-            assert_never(a)
-
-
-def threads_of(s: BrokerState) -> list[ThreadRef]:
-    """Every broker thread that exists in ``s``."""
-    threads: list[ThreadRef] = [IoThreadRef(i) for i in range(len(s.io_threads))]
-    threads += [WorkerRef(e.name, i) for e in s.executors for i in range(len(e.workers))]
-    return threads + [COMMIT_SERVICE, FAST_FAILURE]
-
-
-def step_thread(broker: BrokerUnderTest, thread: ThreadRef) -> Action | None:
-    """Ask the implementation's ``thread`` for its next atomic step."""
-    match thread:
-        case IoThreadRef(index):
-            return broker.step_io_thread(index)
-        case WorkerRef(executor, index):
-            return broker.step_worker(executor, index)
-        case CommitServiceRef():
-            return broker.step_commit_service()
-        case FastFailureRef():
-            return broker.step_fast_failure()
-        case _:
-            assert_never(thread)
-
-
-def feed_environment(broker: BrokerUnderTest, a: Action) -> None:
-    """Give the implementation an environment input or fault (an action with no broker thread)."""
-    match a:
-        case RequestArrives(io_thread, code, topic, oneway):
-            broker.request_arrives(io_thread, code, topic, oneway)
-        case RateLimitHandlerFailsOpen(io_thread):
-            broker.rate_limit_handler_fails_open(io_thread)
-        case WorkerThrowsInsideLock(executor, worker):
-            broker.worker_throws_inside_lock(executor, worker)
-        case ClockAdvances(ms):
-            broker.clock_advances(ms)
-        case OperatorSetsFastFailureEnable(enabled):
-            broker.operator_sets_fast_failure_enable(enabled)
-        case OperatorSetsQueueWait(queue, wait_ms):
-            broker.operator_sets_queue_wait(queue, wait_ms)
-        case InternalTaskSubmitted(executor):
-            broker.internal_task_submitted(executor)
-        case HaServiceAcquiresPutLock():
-            broker.ha_service_acquires_put_lock()
-        case HaServiceReleasesPutLock():
-            broker.ha_service_releases_put_lock()
-        case _:
-            raise ValueError(f"{describe_action(a)} is a thread's step, not an environment input")
-
-
-def perform(broker: BrokerUnderTest, a: Action) -> Action | None:
-    """Apply ``a`` to the implementation; return the action it reports (an input reports itself)."""
-    thread = actor_of(a)
-    if thread is None:
-        feed_environment(broker, a)
-        return a
-    return step_thread(broker, thread)
 
 
 # -- Failures and coverage ------------------------------------------------------------------------------
@@ -305,16 +104,16 @@ class _Enabled:
     """What the spec enables in one state, by action class and by thread."""
 
     by_kind: dict[type, list[Action]]
-    by_thread: dict[ThreadRef, Action]
-    stuck: list[ThreadRef]  # threads with no enabled step
+    by_thread: dict[ThreadId, Action]
+    stuck: list[ThreadId]  # threads with no enabled step
 
     @staticmethod
     def of(config: BrokerConfig, s: BrokerState, env: Environment) -> _Enabled:
         by_kind: dict[type, list[Action]] = {k: [] for k in ACTION_TYPES}
-        by_thread: dict[ThreadRef, Action] = {}
+        by_thread: dict[ThreadId, Action] = {}
         for a in actions(config, s, env):
             by_kind[type(a)].append(a)
-            thread = actor_of(a)
+            thread = thread_of(a)
             if thread is not None:
                 assert thread not in by_thread, f"the spec enables two steps for {thread}: {by_thread[thread]}, {a}"
                 by_thread[thread] = a
@@ -345,11 +144,11 @@ class LockstepRun:
         """The actions of class ``kind`` the spec enables now under the environment."""
         return self._now().by_kind[kind]
 
-    def spec_step_of(self, thread: ThreadRef) -> Action | None:
+    def spec_step_of(self, thread: ThreadId) -> Action | None:
         """The step the spec enables for ``thread`` now (at most one: threads are deterministic)."""
         return self._now().by_thread.get(thread)
 
-    def stuck_threads(self) -> list[ThreadRef]:
+    def stuck_threads(self) -> list[ThreadId]:
         """Threads for which the spec enables no step now."""
         return self._now().stuck
 
@@ -395,7 +194,7 @@ class LockstepRun:
         self.apply(a)
         self.check_all()
 
-    def step(self, thread: ThreadRef) -> Action:
+    def step(self, thread: ThreadId) -> Action:
         """Take ``thread``'s one enabled spec step in lockstep and return it."""
         a = self.spec_step_of(thread)
         if a is None:

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from properties.lockstep import COMMIT_SERVICE, FAST_FAILURE, BrokerFactory, IoThreadRef, LockstepRun, ThreadRef, WorkerRef
+from properties.lockstep import BrokerFactory, LockstepRun
+from spec.threads import COMMIT_SERVICE, FAST_FAILURE, IoThreadId, ThreadId, WorkerId
 from reference.broker import Broker
 from reference.remoting import FutureTaskExt, RemotingCommand, RequestTask
 from spec import client, state
@@ -73,12 +74,12 @@ class Driver:
     def dispatch(self, io: int = 0) -> None:
         """IO thread ``io`` runs its request through the limiter and processRequestCommand to the end."""
         while self.run.spec.io_threads[io].stage is not IoStage.IDLE:
-            self.run.step(IoThreadRef(io))
+            self.run.step(IoThreadId(io))
 
     def create_task(self, io: int = 0) -> None:
         """IO thread ``io`` creates the RequestTask (stamps it) but does not submit it yet."""
         while self.run.spec.io_threads[io].stage is not IoStage.TASK_CREATED:
-            self.run.step(IoThreadRef(io))
+            self.run.step(IoThreadId(io))
 
     def send(self, code: RequestCode = RequestCode.SEND_MESSAGE, topic: str = TOPIC, *, oneway: bool = False, io: int = 0) -> int:
         """A request arrives and is dispatched; returns its id."""
@@ -86,7 +87,7 @@ class Driver:
         self.dispatch(io)
         return request_id
 
-    def step(self, thread: ThreadRef, times: int = 1) -> None:
+    def step(self, thread: ThreadId, times: int = 1) -> None:
         """Take ``thread``'s next ``times`` steps."""
         for _ in range(times):
             self.run.step(thread)
@@ -94,7 +95,7 @@ class Driver:
     def worker_until(self, executor: ExecutorName, worker: int, stage: WorkerStage) -> None:
         """Step a worker until it reaches ``stage``."""
         while self.worker_stage(executor, worker) is not stage:
-            self.run.step(WorkerRef(executor, worker))
+            self.run.step(WorkerId(executor, worker))
 
     def worker_stage(self, executor: ExecutorName, worker: int) -> WorkerStage:
         return self.run.spec.executor(executor).workers[worker].stage
@@ -182,8 +183,8 @@ def slow_put_answers_pc_synchronized(profile: Profile, factory: BrokerFactory) -
     second = d.send()  # starts send thread 1 with the task in hand
     back = d.send(RequestCode.CONSUMER_SEND_MSG_BACK, RETRY_TOPIC)  # starts thread 2
     d.tick(1001)
-    d.step(WorkerRef(SEND, 1))
-    d.step(WorkerRef(SEND, 2))
+    d.step(WorkerId(SEND, 1))
+    d.step(WorkerId(SEND, 2))
     d.expect(second, profile.pc_synchronized_code, PC_SYNCHRONIZED_REMARK)
     d.expect(back, ResponseCode.SYSTEM_ERROR, profile.page_cache_busy_status)
     assert sync_send_is_retried(profile, profile.pc_synchronized_code)
@@ -276,7 +277,7 @@ _BACKLOG_MS = 100  # by then the backlog holds 200 ms of puts: a new send waits 
 def _serve(d: Driver, put_ms: int) -> None:
     """The send thread works for one tick: it takes queued tasks and runs each put, which holds the
     lock for ``put_ms`` (the clock moves only in :meth:`Driver.advance`)."""
-    worker = WorkerRef(SEND, 0)
+    worker = WorkerId(SEND, 0)
     while d.run.spec_step_of(worker) is not None:
         if d.worker_stage(SEND, 0) is WorkerStage.IN_PUT_LOCK and d.now - d.run.spec.lock.begin_time_in_lock < put_ms:
             return
@@ -326,10 +327,10 @@ def clean_expired_request_in_queue(profile: Profile, factory: BrokerFactory) -> 
     d.run.take(InternalTaskSubmitted(SEND))
     d.advance(10)
     assert len(d.run.spec.executor(SEND).queue) == 1, "a foreign head must stop the scan and stay"
-    d.step(WorkerRef(SEND, 0))  # "queue.clear()": the thread takes and runs it
+    d.step(WorkerId(SEND, 0))  # "queue.clear()": the thread takes and runs it
     d.run.take(OperatorSetsQueueWait(SEND, 100))
     _occupy_send_thread(d)
-    d.step(WorkerRef(SEND, 0))  # it takes the send, and is descheduled
+    d.step(WorkerId(SEND, 0))  # it takes the send, and is descheduled
     a = d.send()
     d.tick(100)
     b = d.send()
@@ -484,7 +485,7 @@ def cancelled_task_does_nothing(profile: Profile, factory: BrokerFactory) -> Non
             cancelled=d.run.spec.cancelled | {request_id},
         )
     )
-    d.step(WorkerRef(SEND, 0))
+    d.step(WorkerId(SEND, 0))
     assert d.response(request_id) is None and request_id not in d.run.spec.started
 
 

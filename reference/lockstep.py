@@ -1,94 +1,58 @@
-"""Naming the reference broker's threads, and asking it to take a spec action.
+"""Driving an implementation one spec action at a time: the broker-side half of a lockstep.
 
-A driver that runs the spec and the reference side by side needs two things: which thread an
-action belongs to (so it can step that thread and compare what the thread did with what the
-spec allows), and a way to feed an input or fault to the reference.
+A driver that runs the spec and an implementation side by side steps one thread at a time
+(:mod:`spec.threads` says which thread an action belongs to) and compares what that thread did
+with what the spec allows; inputs and faults are fed as they are. Any implementation with the
+methods of :class:`BrokerUnderTest` can be driven: the reference broker, or a mutant of it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import assert_never
+from collections.abc import Sequence
+from typing import Protocol, assert_never
 
-from reference.broker import Broker
 from spec.actions import (
     Action,
     ClockAdvances,
-    CommitServiceCommits,
-    CommitServiceReturnsBuffer,
-    DispatchAnswersNotSupported,
-    DispatchCreatesTask,
-    DispatchQueuesTask,
-    DispatchRejectsOverload,
-    DispatchRejectsRequest,
-    DispatchStartsWorker,
-    FastFailureCleansExpiredHead,
-    FastFailureDrainsBusySendQueue,
-    FastFailureDropsForeignElement,
-    FastFailureEndsBusyDrain,
-    FastFailureSkipsRun,
-    FastFailureStartsRun,
-    FastFailureStopsAtHead,
     HaServiceAcquiresPutLock,
     HaServiceReleasesPutLock,
     InternalTaskSubmitted,
     OperatorSetsFastFailureEnable,
     OperatorSetsQueueWait,
-    RateLimitHandlerAdmits,
     RateLimitHandlerFailsOpen,
-    RateLimitHandlerThrottles,
     RequestArrives,
-    WorkerAcquiresPutLock,
-    WorkerAppendsAndUnlocks,
-    WorkerCreatesMappedFile,
-    WorkerDiscardsCancelledTask,
-    WorkerFindsPageCacheBusy,
-    WorkerPassesPutCheck,
-    WorkerProcessesRequest,
-    WorkerRunsForeignTask,
-    WorkerTakesTask,
     WorkerThrowsInsideLock,
 )
-from spec.config import BrokerConfig
+from spec.codes import RequestCode
 from spec.profiles import ExecutorName
+from spec.state import BrokerState, Response
+from spec.steptable import describe_action
+from spec.threads import CommitServiceId, FastFailureId, IoThreadId, ThreadId, WorkerId, thread_of
 
 
-@dataclass(frozen=True)
-class IoThreadId:
-    """A remoting thread."""
+class BrokerUnderTest(Protocol):
+    """The implementation's side of the lockstep: the public methods of reference.broker.Broker."""
 
-    index: int
+    def request_arrives(self, io_thread: int, code: RequestCode, topic: str, oneway: bool) -> None: ...
+    def clock_advances(self, ms: int) -> None: ...
+    def operator_sets_fast_failure_enable(self, enabled: bool) -> None: ...
+    def operator_sets_queue_wait(self, queue: ExecutorName, wait_ms: int) -> None: ...
+    def internal_task_submitted(self, executor: ExecutorName) -> None: ...
+    def ha_service_acquires_put_lock(self) -> None: ...
+    def ha_service_releases_put_lock(self) -> None: ...
+    def worker_throws_inside_lock(self, executor: ExecutorName, worker: int) -> None: ...
+    def rate_limit_handler_fails_open(self, io_thread: int) -> None: ...
+    def step_io_thread(self, io_thread: int) -> Action | None: ...
+    def step_worker(self, executor: ExecutorName, worker: int) -> Action | None: ...
+    def step_commit_service(self) -> Action | None: ...
+    def step_fast_failure(self) -> Action | None: ...
+    def observe(self) -> BrokerState: ...
 
-
-@dataclass(frozen=True)
-class WorkerId:
-    """A thread of an executor (it may not have been started yet)."""
-
-    executor: ExecutorName
-    index: int
-
-
-@dataclass(frozen=True)
-class CommitServiceId:
-    """CommitRealTimeService."""
-
-
-@dataclass(frozen=True)
-class FastFailureId:
-    """BrokerFastFailureScheduledThread."""
+    @property
+    def responses(self) -> Sequence[Response]: ...
 
 
-ThreadId = IoThreadId | WorkerId | CommitServiceId | FastFailureId
-
-
-def all_threads(config: BrokerConfig) -> list[ThreadId]:
-    """Every thread a broker with this configuration can have."""
-    threads: list[ThreadId] = [IoThreadId(i) for i in range(config.io_threads)]
-    threads += [WorkerId(e.name, i) for e in config.executors for i in range(e.threads)]
-    return threads + [CommitServiceId(), FastFailureId()]
-
-
-def step_thread(broker: Broker, thread: ThreadId) -> Action | None:
+def step_thread(broker: BrokerUnderTest, thread: ThreadId) -> Action | None:
     """Take ``thread``'s next step; the action it performed, or None if it cannot move."""
     match thread:
         case IoThreadId(index):
@@ -103,72 +67,9 @@ def step_thread(broker: Broker, thread: ThreadId) -> Action | None:
             assert_never(thread)
 
 
-IO_THREAD_ACTIONS = (
-    RateLimitHandlerAdmits,
-    RateLimitHandlerThrottles,
-    DispatchAnswersNotSupported,
-    DispatchRejectsRequest,
-    DispatchCreatesTask,
-    DispatchStartsWorker,
-    DispatchQueuesTask,
-    DispatchRejectsOverload,
-)
-WORKER_ACTIONS = (
-    WorkerTakesTask,
-    WorkerDiscardsCancelledTask,
-    WorkerRunsForeignTask,
-    WorkerProcessesRequest,
-    WorkerFindsPageCacheBusy,
-    WorkerPassesPutCheck,
-    WorkerAcquiresPutLock,
-    WorkerCreatesMappedFile,
-    WorkerAppendsAndUnlocks,
-)
-COMMIT_SERVICE_ACTIONS = (CommitServiceCommits, CommitServiceReturnsBuffer)
-FAST_FAILURE_ACTIONS = (
-    FastFailureStartsRun,
-    FastFailureSkipsRun,
-    FastFailureDrainsBusySendQueue,
-    FastFailureDropsForeignElement,
-    FastFailureEndsBusyDrain,
-    FastFailureCleansExpiredHead,
-    FastFailureStopsAtHead,
-)
-INPUT_ACTIONS = (
-    RequestArrives,
-    RateLimitHandlerFailsOpen,
-    WorkerThrowsInsideLock,
-    ClockAdvances,
-    OperatorSetsFastFailureEnable,
-    OperatorSetsQueueWait,
-    InternalTaskSubmitted,
-    HaServiceAcquiresPutLock,
-    HaServiceReleasesPutLock,
-)
-"""Actions that are inputs or faults, not a thread's own next step."""
-
-
-def thread_of(action: Action) -> ThreadId | None:
-    """The thread whose own next step ``action`` is; None for an input or a fault."""
-    if isinstance(action, IO_THREAD_ACTIONS):
-        return IoThreadId(action.io_thread)
-    if isinstance(action, WORKER_ACTIONS):
-        return WorkerId(action.executor, action.worker)
-    if isinstance(action, COMMIT_SERVICE_ACTIONS):
-        return CommitServiceId()
-    if isinstance(action, FAST_FAILURE_ACTIONS):
-        return FastFailureId()
-    assert isinstance(action, INPUT_ACTIONS), f"{action!r} has no actor"
-    return None
-
-
-def perform(broker: Broker, action: Action) -> Action | None:
-    """Have the reference take ``action``: an input or fault is applied as given (StepRefused if it
-    cannot be); a thread's action steps that thread and returns what the thread actually did."""
-    thread = thread_of(action)
-    if thread is not None:
-        return step_thread(broker, thread)
-    match action:
+def feed_environment(broker: BrokerUnderTest, a: Action) -> None:
+    """Give the implementation an environment input or fault (an action with no broker thread)."""
+    match a:
         case RequestArrives(io_thread, code, topic, oneway):
             broker.request_arrives(io_thread, code, topic, oneway)
         case RateLimitHandlerFailsOpen(io_thread):
@@ -188,5 +89,14 @@ def perform(broker: Broker, action: Action) -> Action | None:
         case HaServiceReleasesPutLock():
             broker.ha_service_releases_put_lock()
         case _:
-            raise AssertionError(f"{action!r} belongs to a thread, not to the environment")
-    return action
+            raise ValueError(f"{describe_action(a)} is a thread's step, not an environment input")
+
+
+def perform(broker: BrokerUnderTest, a: Action) -> Action | None:
+    """Have the implementation take ``a``: an input or fault is applied as given (and reports
+    itself); a thread's action steps that thread and returns what the thread actually did."""
+    thread = thread_of(a)
+    if thread is None:
+        feed_environment(broker, a)
+        return a
+    return step_thread(broker, thread)

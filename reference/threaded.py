@@ -17,7 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from reference.broker import Broker, StepRefused
-from reference.lockstep import IoThreadId, ThreadId, all_threads, step_thread
+from reference.lockstep import step_thread
+from spec.threads import IoThreadId, ThreadId, all_threads
 from reference.recorder import Recorder
 from spec.codes import RequestCode
 from spec.config import BrokerConfig

@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 
 from properties.benches import BENCHES
-from properties.lockstep import IoThreadRef, LockstepFailure, LockstepRun, WorkerRef
+from properties.lockstep import LockstepFailure, LockstepRun
+from spec.threads import IoThreadId, WorkerId
 from properties.machines import lockstep_machine, run_machine
 from properties.mutants import ResetMissingOnExceptionPath
 from reference.broker import Broker
@@ -31,8 +32,8 @@ def test_a_discrepancy_names_the_claim_and_prints_the_step_table() -> None:
     run = LockstepRun(config, ResetMissingOnExceptionPath, BENCHES["lock"].env)
     run.take(RequestArrives(0, RequestCode.SEND_MESSAGE, "TopicA", False))
     while run.spec.lock.holder is None:
-        io_step = run.spec_step_of(IoThreadRef(0))
-        run.step(IoThreadRef(0) if io_step is not None else WorkerRef(ExecutorName.SEND, 0))
+        io_step = run.spec_step_of(IoThreadId(0))
+        run.step(IoThreadId(0) if io_step is not None else WorkerId(ExecutorName.SEND, 0))
     with pytest.raises(LockstepFailure) as caught:
         run.take(WorkerThrowsInsideLock(ExecutorName.SEND, 0))
     message = str(caught.value)

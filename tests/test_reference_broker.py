@@ -9,13 +9,6 @@ from typing import Any
 import pytest
 
 from reference.broker import Broker, StepRefused
-from reference.lockstep import (
-    COMMIT_SERVICE_ACTIONS,
-    FAST_FAILURE_ACTIONS,
-    INPUT_ACTIONS,
-    IO_THREAD_ACTIONS,
-    WORKER_ACTIONS,
-)
 from reference.store import IllegalMonitorStateError, PutMessageReentrantLock, PutMessageSpinLock
 from spec.actions import (
     ACTION_TYPES,
@@ -340,8 +333,3 @@ def test_inputs_the_broker_cannot_take_now_are_refused_with_a_reason() -> None:
     with pytest.raises(StepRefused, match="does not hold"):
         broker.ha_service_releases_put_lock()
 
-
-def test_every_action_is_either_a_threads_step_or_an_input() -> None:
-    threads: set[type] = set(IO_THREAD_ACTIONS + WORKER_ACTIONS + COMMIT_SERVICE_ACTIONS + FAST_FAILURE_ACTIONS)
-    assert threads.isdisjoint(INPUT_ACTIONS)
-    assert threads | set(INPUT_ACTIONS) == set(ACTION_TYPES)

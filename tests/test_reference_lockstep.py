@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from reference.broker import Broker
-from reference.lockstep import ThreadId, WorkerId, all_threads, perform, step_thread, thread_of
+from reference.lockstep import perform, step_thread
+from spec.threads import ThreadId, WorkerId, all_threads, thread_of
 from spec.actions import ClockAdvances, HaServiceAcquiresPutLock, HaServiceReleasesPutLock, OperatorSetsFastFailureEnable, OperatorSetsQueueWait, RequestArrives
 from spec.codes import RequestCode
 from spec.config import BrokerConfig, FlushDiskType, RateLimitConfig, broker_config

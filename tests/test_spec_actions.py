@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import fields, replace
+from typing import Any
 
 import pytest
 
@@ -20,12 +21,13 @@ from spec.machine import ActionNotEnabled, Environment, RequestTemplate, actions
 from spec.models import MODELS
 from spec.profiles import PROFILES, ExecutorName
 from spec.state import BrokerState, initial_state
+from spec.threads import CommitServiceId, FastFailureId, IoThreadId, WorkerId, thread_of
 
 STATE_FIELDS = {f.name for f in fields(BrokerState)}
 DECLARED = {cls: {x.strip() for x in labelled(cls.__doc__, "Changes").split(",")} for cls in ACTION_TYPES}
 
 #: Everything the environment may do, including the rarer choices the exploration models leave out.
-RICH = dict(
+RICH: dict[str, Any] = dict(
     max_foreign_tasks=2,
     foreign_tasks=(ExecutorName.SEND,),
     ha_appends=True,
@@ -114,3 +116,32 @@ def test_claims_hold_on_random_runs_with_every_environment_choice_but_the_lock_f
                 assert broken_state_claims(model.config, after) == [], f"{model.name}: after {a!r}"
                 assert broken_transition_claims(model.config, s, a, after) == [], f"{model.name}: {a!r}"
                 s = after
+
+
+def _example(cls: type) -> Action:
+    """An instance of an action class with placeholder arguments."""
+    placeholders: dict[str, object] = {
+        "io_thread": 0,
+        "executor": ExecutorName.SEND,
+        "queue": ExecutorName.SEND,
+        "worker": 0,
+        "code": RequestCode.SEND_MESSAGE,
+        "topic": "TopicTest",
+        "oneway": False,
+        "ms": 1,
+        "enabled": True,
+        "wait_ms": 0,
+    }
+    action: Action = cls(**{f.name: placeholders[f.name] for f in fields(cls)})
+    return action
+
+
+def test_each_threads_actions_are_taken_by_that_thread_and_inputs_by_none() -> None:
+    kinds = {IoThreadId: "remoting", WorkerId: "worker", CommitServiceId: "commit service", FastFailureId: "fast failure"}
+    for cls in ACTION_TYPES:
+        thread = thread_of(_example(cls))
+        actor = labelled(cls.__doc__, "Actor")
+        if thread is None:
+            assert actor not in {"commit service", "fast failure"}, cls.__name__
+        else:
+            assert kinds[type(thread)] == actor, f"{cls.__name__}: thread {thread} but Actor: {actor}"
