@@ -111,16 +111,17 @@ def rate_limit_remark(resource: str, need_wait_micros: int) -> str:
     return f"[RateLimit] for {resource} need wait:{need_wait_micros}microsecs"
 
 
-_CLEAN_QUEUE_PATTERN = re.compile(
+#: The two cleaning remarks, for parsers of recorded responses (a trace checker matches them in SQL too).
+CLEAN_QUEUE_PATTERN = re.compile(
     r"\[(PCBUSY_CLEAN_QUEUE|TIMEOUT_CLEAN_QUEUE)\]broker busy, start flow control for a while, "
     r"period in queue: (-?\d+)ms, size of queue: (\d+)"
 )
-_RATE_LIMIT_PATTERN = re.compile(r"\[RateLimit\] for (.+) need wait:(\d+)microsecs")
+RATE_LIMIT_PATTERN = re.compile(r"\[RateLimit\] for (.+) need wait:(\d+)microsecs")
 
 
 def parse_clean_queue_remark(remark: str) -> tuple[str, int, int] | None:
     """Return (tag, period_ms, queue_size) of a PCBUSY/TIMEOUT remark, or None if it is not one."""
-    m = _CLEAN_QUEUE_PATTERN.fullmatch(remark)
+    m = CLEAN_QUEUE_PATTERN.fullmatch(remark)
     if m is None:
         return None
     return m.group(1), int(m.group(2)), int(m.group(3))
@@ -128,7 +129,7 @@ def parse_clean_queue_remark(remark: str) -> tuple[str, int, int] | None:
 
 def parse_rate_limit_remark(remark: str) -> tuple[str, int] | None:
     """Return (resource, need_wait_micros) of a RateLimit remark, or None if it is not one."""
-    m = _RATE_LIMIT_PATTERN.fullmatch(remark)
+    m = RATE_LIMIT_PATTERN.fullmatch(remark)
     if m is None:
         return None
     return m.group(1), int(m.group(2))

@@ -149,8 +149,8 @@ def frame_rules(events: DataFrame, facts: DataFrame) -> DataFrame:
     busy = int(ResponseCode.SYSTEM_BUSY)
     remark = F.col("remark")
     # The spec's own patterns for the remarks that carry numbers (spec.codes keeps them private).
-    clean = spec.codes._CLEAN_QUEUE_PATTERN.pattern
-    rate = spec.codes._RATE_LIMIT_PATTERN.pattern
+    clean = spec.codes.CLEAN_QUEUE_PATTERN.pattern
+    rate = spec.codes.RATE_LIMIT_PATTERN.pattern
     expected = (
         F.when(remark.isin(REJECT_REQUEST_REMARK, OVERLOAD_REMARK), F.col("code") == busy)
         .when(remark == PC_SYNCHRONIZED_REMARK, F.col("code") == F.col("pc_code"))
