@@ -8,7 +8,6 @@ responses by code over time, then every violation with its sample of raw records
 from __future__ import annotations
 
 import html
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
@@ -18,6 +17,14 @@ from traces.format import KINDS, RESPONSE_KIND
 from traces.rules import RULES
 
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
+#: Series that keep one colour in every chart of every trace, so charts can be compared at a glance.
+FIXED_COLOURS = {
+    "SUCCESS": "#2ca02c",
+    "SYSTEM_BUSY": "#d62728",
+    "SYSTEM_ERROR": "#ff7f0e",
+    "REQUEST_CODE_NOT_SUPPORTED": "#9467bd",
+    "send": "#1f77b4",
+}
 
 
 def coverage(result: CheckResult) -> dict[str, Any]:
@@ -95,8 +102,10 @@ def _chart(title: str, series: Mapping[str, Sequence[float]], x0: int, bin_ms: i
     parts.append(f'<text x="{w - pad - 80}" y="{h - 8}" font-size="10">ts {x0 + n * bin_ms}</text>')
     if threshold is not None:
         parts.append(f'<line x1="{pad}" y1="{y(threshold):.1f}" x2="{w - pad}" y2="{y(threshold):.1f}" stroke="#d62728" stroke-dasharray="4 3"/>')
-    for k, (name, s) in enumerate(series.items()):
-        colour = COLOURS[k % len(COLOURS)]
+    free = [c for c in COLOURS if c not in FIXED_COLOURS.values()]
+    others = [name for name in sorted(series) if name not in FIXED_COLOURS]
+    for k, (name, s) in enumerate(sorted(series.items())):
+        colour = FIXED_COLOURS.get(name) or free[others.index(name) % len(free)]
         points = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(s))
         parts.append(f'<polyline fill="none" stroke="{colour}" points="{points}"/>')
         parts.append(f'<text x="{w - pad + 2 - 120}" y="{28 + 12 * k}" font-size="10" fill="{colour}">{html.escape(name)}</text>')
@@ -141,7 +150,10 @@ def to_html(result: CheckResult) -> str:
         "<h1>flowspec check</h1>",
         f"<p>{tot['traces']} traces, {tot['events']} events: {tot['conformant']} conformant, {tot['violation']} violation, {tot['inconclusive']} inconclusive.</p>",
         "<h2>Rules</h2><table><tr><th>rule</th><th>traces by status</th></tr>",
-        *(f"<tr><td>{html.escape(r)}</td><td>{html.escape(json.dumps(s))}</td></tr>" for r, s in sorted(result.rule_totals.items())),
+        *(
+            f"<tr><td>{html.escape(r)}</td><td>{html.escape(', '.join(f'{status} {n}' for status, n in sorted(s.items())))}</td></tr>"
+            for r, s in sorted(result.rule_totals.items())
+        ),
         "</table>",
         f"<p>Actions never seen: {html.escape(', '.join(cov['actions_missing']) or 'none')}</p>",
         *(_trace_html(t) for t in result.traces),
