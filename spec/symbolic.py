@@ -22,10 +22,12 @@ What is covered
    does; ``throw_inside_lock``'s contract is conditional on ``reset_in_finally`` on purpose.
 
 2. **Action contracts**, the ``check_<action>`` functions below, one for each action whose
-   effect changes the put lock or the pool: WorkerAcquiresPutLock, WorkerAppendsAndUnlocks,
-   WorkerThrowsInsideLock, HaServiceAcquiresPutLock, HaServiceReleasesPutLock (on a
-   :class:`LockFrame`), WorkerCreatesMappedFile, CommitServiceCommits and
-   CommitServiceReturnsBuffer (on a :class:`PoolFrame`). Each contract reads: *given every state
+   effect changes the put lock, the pool or a queue under fast failure: WorkerAcquiresPutLock,
+   WorkerAppendsAndUnlocks, WorkerThrowsInsideLock, HaServiceAcquiresPutLock,
+   HaServiceReleasesPutLock (on a :class:`LockFrame`), WorkerCreatesMappedFile,
+   CommitServiceCommits and CommitServiceReturnsBuffer (on a :class:`PoolFrame`),
+   WorkerTakesTask and the six fast-failure actions but FastFailureDropsForeignElement (on a
+   :class:`QueueFrame`). Each contract reads: *given every state
    claim, the lemma* :func:`begin_time_is_set_only_by_a_writer` *and the action's guard, after
    the step every state claim and the lemma hold and no transition claim breaks*. Guard, step
    and claims are the spec's own (:func:`spec.machine.enabled`, :func:`spec.machine.step`,
@@ -44,6 +46,11 @@ What is covered
      (⇔ ``storepool.buffers_partition_the_pool``) and
      ``pool_is_deficient_exactly_when_none_is_available``. Positions and the file size are
      unbounded integers, so these end as *no counterexample*.
+   - :class:`QueueFrame`: the clock, worker 0's lock stamp (busy or not), up to two queued
+     send tasks with their stamps, and the scheduler's phase, next slot, scan wait, queue wait
+     and switch; its contracts carry ``every_request_is_in_exactly_one_place``,
+     ``cancelled_task_never_runs``, ``timeout_answers_only_after_the_queue_wait`` and
+     ``pcbusy_answers_only_while_busy``.
 
    The remaining state claims (requests, queues, responses) are evaluated too, on the frames'
    fixed part: nothing queued, and each worker's request placed consistently with its stage.
@@ -58,9 +65,10 @@ What is left to Hypothesis and the explorer
 -------------------------------------------
 Sequences of steps (reachability, the "sometimes" and "eventually" claims, and whether a frame
 state is reachable at all), the other profiles for the action contracts, pools larger than the
-pool frame's, the actions that change neither the lock nor the pool (dispatch, the limiter,
-workers taking tasks and the put pre-check, fast-failure runs, the clock, the operator), and
-states with queued requests. CrossHair is reliable on one step over small frozen data and
+pool frame's, queues longer than two, and the 20 actions without an action contract: the
+remoting thread's (arrival, the limiter, dispatch and submit), the put pre-check and
+non-put processing, WorkerDiscardsCancelledTask, WorkerRunsForeignTask,
+FastFailureDropsForeignElement, the clock, the operator and internal submissions. CrossHair is reliable on one step over small frozen data and
 unreliable on small budgets for more (ENGINEERING.md).
 """
 
@@ -84,11 +92,18 @@ from spec.actions import (
     Action,
     CommitServiceCommits,
     CommitServiceReturnsBuffer,
+    FastFailureCleansExpiredHead,
+    FastFailureDrainsBusySendQueue,
+    FastFailureEndsBusyDrain,
+    FastFailureSkipsRun,
+    FastFailureStartsRun,
+    FastFailureStopsAtHead,
     HaServiceAcquiresPutLock,
     HaServiceReleasesPutLock,
     WorkerAcquiresPutLock,
     WorkerAppendsAndUnlocks,
     WorkerCreatesMappedFile,
+    WorkerTakesTask,
     WorkerThrowsInsideLock,
 )
 from spec.codes import RequestCode, ResponseCode, ResponseKind
@@ -100,6 +115,7 @@ from spec.putlock import FREE_LOCK, HA_SERVICE, Holder, PutLock, acquire_for_put
 from spec.state import (
     BrokerState,
     Executor,
+    FastFailurePhase,
     MappedFile,
     Request,
     RequestTask,
@@ -298,7 +314,73 @@ class PoolFrame:
         return _broker(_POOL_FRAME_LOCK.begin_time_in_lock, _POOL_FRAME_LOCK, stages, tuple(files), available)
 
 
-Frame = LockFrame | PoolFrame
+_QUEUE_FRAME_CONFIG = small_broker(FRAME_PROFILE)
+
+
+@dataclass(frozen=True)
+class QueueFrame:
+    """The send queue, the clock, the lock's stamp and the fast-failure scheduler, chosen by CrossHair.
+
+    Send worker 0 holds the put lock stamped ``begin`` (busy or not, by the clock), or is idle
+    when ``begin`` is 0; worker 1 is idle and may take the head. Up to two RequestTasks wait in
+    the send queue, stamped ``first_stamp`` and ``second_stamp``; the scheduler is in ``phase``
+    with its next slot, the wait of the current scan, and the switch. The pool is disabled.
+    """
+
+    now: int  # the broker's clock
+    begin: int  # CommitLog.beginTimeInLock of worker 0's put (0: worker 0 idle, lock free)
+    queued: int  # how many RequestTasks wait in the send queue (0 to 2)
+    first_stamp: int  # createTimestamp of the head
+    second_stamp: int  # createTimestamp of the task behind it
+    phase: FastFailurePhase  # where the scheduler thread is
+    next_run: int  # the fixed-rate schedule's next slot
+    scan_wait: int  # the maxWait of the current phase-2 scan
+    wait: int  # waitTimeMillsInSendQueue
+    switch_on: bool  # brokerFastFailureEnable
+
+    def valid(self) -> bool:
+        """The choices describe a broker: positive clock, stamps not in the future, at most two tasks."""
+        return (
+            self.now >= 1
+            and 0 <= self.begin <= self.now
+            and 0 <= self.queued <= 2
+            and 1 <= self.first_stamp <= self.now
+            and 1 <= self.second_stamp <= self.now
+            and self.next_run >= 1
+            and self.scan_wait >= 0
+            and self.wait >= 0
+        )
+
+    def config(self) -> BrokerConfig:
+        """The configuration: the frames' small broker, pool disabled."""
+        return _QUEUE_FRAME_CONFIG
+
+    def state(self) -> BrokerState:
+        """The state: requests 1 and 2 are the workers', 3 and 4 the queued ones."""
+        if self.begin == 0:
+            base = _broker(self.now, FREE_LOCK, (WorkerStage.IDLE, WorkerStage.IDLE), (), ())
+        else:
+            lock = PutLock(holder_of(ExecutorName.SEND, 0), self.begin)
+            base = _broker(self.now, lock, (WorkerStage.IN_PUT_LOCK, WorkerStage.IDLE), (), ())
+        stamps = (self.first_stamp, self.second_stamp)[: self.queued]
+        queue = tuple(
+            RequestTask(Request(3 + i, RequestCode.SEND_MESSAGE, "TopicTest", False), create_timestamp=stamp)
+            for i, stamp in enumerate(stamps)
+        )
+        (send,) = base.executors
+        return replace(
+            base,
+            next_request_id=3 + self.queued,
+            executors=(replace(send, queue=queue),),
+            fast_failure_phase=self.phase,
+            fast_failure_next_run=self.next_run,
+            fast_failure_scan_wait=self.scan_wait,
+            fast_failure_enable=self.switch_on,
+            queue_waits=((ExecutorName.SEND, self.wait),),
+        )
+
+
+Frame = LockFrame | PoolFrame | QueueFrame
 
 
 def begin_time_is_set_only_by_a_writer(lock: PutLock) -> bool:
@@ -421,6 +503,74 @@ def check_commit_service_returns_buffer(frame: PoolFrame) -> BrokerState:
     post: claims_hold(frame, CommitServiceReturnsBuffer(), __return__)
     """
     return after(frame, CommitServiceReturnsBuffer())
+
+
+TAKE_TASK = WorkerTakesTask(ExecutorName.SEND, 1)
+CLEAN_SEND_HEAD = FastFailureCleansExpiredHead(ExecutorName.SEND)
+STOP_AT_SEND_HEAD = FastFailureStopsAtHead(ExecutorName.SEND)
+
+
+def check_worker_takes_task(frame: QueueFrame) -> BrokerState:
+    """WorkerTakesTask keeps every claim.
+
+    pre: premise(frame, TAKE_TASK)
+    post: claims_hold(frame, TAKE_TASK, __return__)
+    """
+    return after(frame, TAKE_TASK)
+
+
+def check_fast_failure_starts_run(frame: QueueFrame) -> BrokerState:
+    """FastFailureStartsRun keeps every claim.
+
+    pre: premise(frame, FastFailureStartsRun())
+    post: claims_hold(frame, FastFailureStartsRun(), __return__)
+    """
+    return after(frame, FastFailureStartsRun())
+
+
+def check_fast_failure_skips_run(frame: QueueFrame) -> BrokerState:
+    """FastFailureSkipsRun keeps every claim.
+
+    pre: premise(frame, FastFailureSkipsRun())
+    post: claims_hold(frame, FastFailureSkipsRun(), __return__)
+    """
+    return after(frame, FastFailureSkipsRun())
+
+
+def check_fast_failure_drains_busy_send_queue(frame: QueueFrame) -> BrokerState:
+    """FastFailureDrainsBusySendQueue keeps every claim (pcbusy_answers_only_while_busy among them).
+
+    pre: premise(frame, FastFailureDrainsBusySendQueue())
+    post: claims_hold(frame, FastFailureDrainsBusySendQueue(), __return__)
+    """
+    return after(frame, FastFailureDrainsBusySendQueue())
+
+
+def check_fast_failure_ends_busy_drain(frame: QueueFrame) -> BrokerState:
+    """FastFailureEndsBusyDrain keeps every claim.
+
+    pre: premise(frame, FastFailureEndsBusyDrain())
+    post: claims_hold(frame, FastFailureEndsBusyDrain(), __return__)
+    """
+    return after(frame, FastFailureEndsBusyDrain())
+
+
+def check_fast_failure_cleans_expired_head(frame: QueueFrame) -> BrokerState:
+    """FastFailureCleansExpiredHead keeps every claim (timeout_answers_only_after_the_queue_wait among them).
+
+    pre: premise(frame, CLEAN_SEND_HEAD)
+    post: claims_hold(frame, CLEAN_SEND_HEAD, __return__)
+    """
+    return after(frame, CLEAN_SEND_HEAD)
+
+
+def check_fast_failure_stops_at_head(frame: QueueFrame) -> BrokerState:
+    """FastFailureStopsAtHead keeps every claim.
+
+    pre: premise(frame, STOP_AT_SEND_HEAD)
+    post: claims_hold(frame, STOP_AT_SEND_HEAD, __return__)
+    """
+    return after(frame, STOP_AT_SEND_HEAD)
 
 
 # -- Running CrossHair -----------------------------------------------------------------------------

@@ -87,7 +87,9 @@ def test_every_action_contract_and_every_component_contract_is_in_the_default_ru
         "spec.symbolic.check_" + action
         for action in ("worker_acquires_put_lock", "worker_appends_and_unlocks", "worker_throws_inside_lock")
         + ("ha_service_acquires_put_lock", "ha_service_releases_put_lock", "worker_creates_mapped_file")
-        + ("commit_service_commits", "commit_service_returns_buffer")
+        + ("commit_service_commits", "commit_service_returns_buffer", "worker_takes_task")
+        + ("fast_failure_starts_run", "fast_failure_skips_run", "fast_failure_drains_busy_send_queue")
+        + ("fast_failure_ends_busy_drain", "fast_failure_cleans_expired_head", "fast_failure_stops_at_head")
     }
     assert found == expected, f"missing {sorted(expected - found)}, unexpected {sorted(found - expected)}"
 
