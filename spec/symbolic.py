@@ -27,7 +27,8 @@ What is covered
    HaServiceReleasesPutLock (on a :class:`LockFrame`), WorkerCreatesMappedFile,
    CommitServiceCommits and CommitServiceReturnsBuffer (on a :class:`PoolFrame`),
    WorkerTakesTask and the six fast-failure actions but FastFailureDropsForeignElement (on a
-   :class:`QueueFrame`). Each contract reads: *given every state
+   :class:`QueueFrame`), and RequestArrives and the five dispatch actions of a routed request
+   (on a :class:`DispatchFrame`). Each contract reads: *given every state
    claim, the lemma* :func:`begin_time_is_set_only_by_a_writer` *and the action's guard, after
    the step every state claim and the lemma hold and no transition claim breaks*. Guard, step
    and claims are the spec's own (:func:`spec.machine.enabled`, :func:`spec.machine.step`,
@@ -51,6 +52,12 @@ What is covered
      and switch; its contracts carry ``every_request_is_in_exactly_one_place``,
      ``cancelled_task_never_runs``, ``timeout_answers_only_after_the_queue_wait`` and
      ``pcbusy_answers_only_while_busy``.
+   - :class:`DispatchFrame`: the clock, worker 0's lock stamp, how many send threads exist, how
+     many tasks are queued (capacity two), and the remoting thread's stage, oneway flag and
+     stamp; its contracts carry ``no_queue_exceeds_its_capacity``,
+     ``reject_request_answers_only_while_busy_or_deficient``,
+     ``overload_answers_only_when_the_queue_is_full`` and
+     ``responses_carry_the_profile_code_and_remark``.
 
    The remaining state claims (requests, queues, responses) are evaluated too, on the frames'
    fixed part: nothing queued, and each worker's request placed consistently with its stage.
@@ -65,10 +72,10 @@ What is left to Hypothesis and the explorer
 -------------------------------------------
 Sequences of steps (reachability, the "sometimes" and "eventually" claims, and whether a frame
 state is reachable at all), the other profiles for the action contracts, pools larger than the
-pool frame's, queues longer than two, and the 20 actions without an action contract: the
-remoting thread's (arrival, the limiter, dispatch and submit), the put pre-check and
-non-put processing, WorkerDiscardsCancelledTask, WorkerRunsForeignTask,
-FastFailureDropsForeignElement, the clock, the operator and internal submissions. CrossHair is reliable on one step over small frozen data and
+pool frame's, queues longer than two, and the 14 actions without an action contract: the
+rate-limit handler's three, DispatchAnswersNotSupported (no default processor), the put
+pre-check and non-put processing, WorkerDiscardsCancelledTask, WorkerRunsForeignTask,
+FastFailureDropsForeignElement, the clock, the operator's two and internal submissions. CrossHair is reliable on one step over small frozen data and
 unreliable on small budgets for more (ENGINEERING.md).
 """
 
@@ -92,6 +99,11 @@ from spec.actions import (
     Action,
     CommitServiceCommits,
     CommitServiceReturnsBuffer,
+    DispatchCreatesTask,
+    DispatchQueuesTask,
+    DispatchRejectsOverload,
+    DispatchRejectsRequest,
+    DispatchStartsWorker,
     FastFailureCleansExpiredHead,
     FastFailureDrainsBusySendQueue,
     FastFailureEndsBusyDrain,
@@ -100,6 +112,7 @@ from spec.actions import (
     FastFailureStopsAtHead,
     HaServiceAcquiresPutLock,
     HaServiceReleasesPutLock,
+    RequestArrives,
     WorkerAcquiresPutLock,
     WorkerAppendsAndUnlocks,
     WorkerCreatesMappedFile,
@@ -116,6 +129,8 @@ from spec.state import (
     BrokerState,
     Executor,
     FastFailurePhase,
+    IoStage,
+    IoThread,
     MappedFile,
     Request,
     RequestTask,
@@ -380,7 +395,74 @@ class QueueFrame:
         )
 
 
-Frame = LockFrame | PoolFrame | QueueFrame
+_DISPATCH_FRAME_CONFIG = replace(
+    _FRAME_CONFIG, executors=(replace(_FRAME_CONFIG.executor(ExecutorName.SEND), capacity=2),)
+)
+
+
+@dataclass(frozen=True)
+class DispatchFrame:
+    """The remoting thread's request, the send executor's threads and queue, and the lock's stamp.
+
+    The send executor has two threads and a queue of two. ``started`` of its threads exist:
+    worker 0 holds the put lock stamped ``begin`` when ``begin`` is not 0 (else it is idle),
+    worker 1 is idle. ``queued`` tasks wait in the send queue. The remoting thread is idle, or
+    holds a request (``oneway`` or not) received or with its task created at ``stamp``.
+    """
+
+    now: int  # the broker's clock
+    begin: int  # CommitLog.beginTimeInLock of worker 0's put (0: worker 0 idle, lock free)
+    started: int  # send threads created so far (0 to 2)
+    queued: int  # RequestTasks in the send queue (0 to 2)
+    io_stage: IoStage  # where the remoting thread is
+    oneway: bool  # whether its request is oneway
+    stamp: int  # createTimestamp of its task, in stage TASK_CREATED
+
+    def valid(self) -> bool:
+        """The choices describe a broker: a busy worker exists, stamps are not in the future."""
+        return (
+            self.now >= 1
+            and 0 <= self.begin <= self.now
+            and 0 <= self.started <= 2
+            and (self.begin == 0 or self.started >= 1)
+            and 0 <= self.queued <= 2
+            and 1 <= self.stamp <= self.now
+            and self.io_stage is not IoStage.ADMITTED
+        )
+
+    def config(self) -> BrokerConfig:
+        """The configuration: the frames' small broker with a send queue of two, pool disabled."""
+        return _DISPATCH_FRAME_CONFIG
+
+    def state(self) -> BrokerState:
+        """The state: requests 1 and 2 are the workers', then the queued ones, then the remoting thread's."""
+        if self.begin == 0:
+            base = _broker(self.now, FREE_LOCK, (WorkerStage.IDLE, WorkerStage.IDLE), (), ())
+        else:
+            lock = PutLock(holder_of(ExecutorName.SEND, 0), self.begin)
+            base = _broker(self.now, lock, (WorkerStage.IN_PUT_LOCK, WorkerStage.IDLE), (), ())
+        (send,) = base.executors
+        queue = tuple(
+            RequestTask(Request(3 + i, RequestCode.SEND_MESSAGE, "TopicTest", False), create_timestamp=1)
+            for i in range(self.queued)
+        )
+        request_id = 3 + self.queued
+        request = Request(request_id, RequestCode.SEND_MESSAGE, "TopicTest", self.oneway)
+        io = IoThread(IoStage.IDLE)
+        if self.io_stage is IoStage.RECEIVED:
+            io = IoThread(IoStage.RECEIVED, request)
+        elif self.io_stage is IoStage.TASK_CREATED:
+            io = IoThread(IoStage.TASK_CREATED, request, RequestTask(request, create_timestamp=self.stamp))
+        held = 0 if self.io_stage is IoStage.IDLE else 1
+        return replace(
+            base,
+            next_request_id=request_id + held,
+            io_threads=(io,),
+            executors=(replace(send, queue=queue, workers=send.workers[: self.started]),),
+        )
+
+
+Frame = LockFrame | PoolFrame | QueueFrame | DispatchFrame
 
 
 def begin_time_is_set_only_by_a_writer(lock: PutLock) -> bool:
@@ -571,6 +653,63 @@ def check_fast_failure_stops_at_head(frame: QueueFrame) -> BrokerState:
     post: claims_hold(frame, STOP_AT_SEND_HEAD, __return__)
     """
     return after(frame, STOP_AT_SEND_HEAD)
+
+
+ARRIVE = RequestArrives(0, RequestCode.SEND_MESSAGE, "TopicTest", False)
+
+
+def check_request_arrives(frame: DispatchFrame) -> BrokerState:
+    """RequestArrives keeps every claim.
+
+    pre: premise(frame, ARRIVE)
+    post: claims_hold(frame, ARRIVE, __return__)
+    """
+    return after(frame, ARRIVE)
+
+
+def check_dispatch_rejects_request(frame: DispatchFrame) -> BrokerState:
+    """DispatchRejectsRequest keeps every claim (reject_request_answers_only_while_busy_or_deficient among them).
+
+    pre: premise(frame, DispatchRejectsRequest(0))
+    post: claims_hold(frame, DispatchRejectsRequest(0), __return__)
+    """
+    return after(frame, DispatchRejectsRequest(0))
+
+
+def check_dispatch_creates_task(frame: DispatchFrame) -> BrokerState:
+    """DispatchCreatesTask keeps every claim.
+
+    pre: premise(frame, DispatchCreatesTask(0))
+    post: claims_hold(frame, DispatchCreatesTask(0), __return__)
+    """
+    return after(frame, DispatchCreatesTask(0))
+
+
+def check_dispatch_starts_worker(frame: DispatchFrame) -> BrokerState:
+    """DispatchStartsWorker keeps every claim (no_queue_exceeds_its_capacity bounds the threads too).
+
+    pre: premise(frame, DispatchStartsWorker(0))
+    post: claims_hold(frame, DispatchStartsWorker(0), __return__)
+    """
+    return after(frame, DispatchStartsWorker(0))
+
+
+def check_dispatch_queues_task(frame: DispatchFrame) -> BrokerState:
+    """DispatchQueuesTask keeps every claim.
+
+    pre: premise(frame, DispatchQueuesTask(0))
+    post: claims_hold(frame, DispatchQueuesTask(0), __return__)
+    """
+    return after(frame, DispatchQueuesTask(0))
+
+
+def check_dispatch_rejects_overload(frame: DispatchFrame) -> BrokerState:
+    """DispatchRejectsOverload keeps every claim (overload_answers_only_when_the_queue_is_full among them).
+
+    pre: premise(frame, DispatchRejectsOverload(0))
+    post: claims_hold(frame, DispatchRejectsOverload(0), __return__)
+    """
+    return after(frame, DispatchRejectsOverload(0))
 
 
 # -- Running CrossHair -----------------------------------------------------------------------------

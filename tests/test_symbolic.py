@@ -90,6 +90,8 @@ def test_every_action_contract_and_every_component_contract_is_in_the_default_ru
         + ("commit_service_commits", "commit_service_returns_buffer", "worker_takes_task")
         + ("fast_failure_starts_run", "fast_failure_skips_run", "fast_failure_drains_busy_send_queue")
         + ("fast_failure_ends_busy_drain", "fast_failure_cleans_expired_head", "fast_failure_stops_at_head")
+        + ("request_arrives", "dispatch_rejects_request", "dispatch_creates_task", "dispatch_starts_worker")
+        + ("dispatch_queues_task", "dispatch_rejects_overload")
     }
     assert found == expected, f"missing {sorted(expected - found)}, unexpected {sorted(found - expected)}"
 
