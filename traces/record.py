@@ -36,7 +36,7 @@ from spec.actions import (
 )
 from spec.codes import RequestCode
 from spec.config import BrokerConfig, RateLimitConfig, broker_config
-from spec.machine import Environment, RequestTemplate, candidate_actions, rule
+from spec.machine import ActionNotEnabled, Environment, RequestTemplate, candidate_actions, enabled, step
 from spec.profiles import ExecutorName, profile
 from spec.state import BrokerState, Response, initial_state
 from traces.format import Observation, RecordedResponse, TraceHeader, event_record, header_record
@@ -256,7 +256,7 @@ def walk(workload: Workload, config: BrokerConfig, events: int, seed: int, take:
         weights: list[float] = []
         for a in candidate_actions(config, s, workload.env):
             w = 0.0 if i >= events and isinstance(a, RequestArrives) else workload.weight(i, a)
-            if w > 0 and rule(a)[0](config, s, a):
+            if w > 0 and enabled(config, s, a):
                 choices.append(a)
                 weights.append(w)
         if not choices:
@@ -272,7 +272,7 @@ def _spec_take(config: BrokerConfig, recorder: TraceRecorder) -> Take:
     """The spec itself as the implementation."""
 
     def take(s: BrokerState, action: Action) -> BrokerState:
-        after = rule(action)[1](config, s, action)
+        after = step(config, s, action)
         opaque = s.next_request_id if isinstance(action, RequestArrives) else None
         recorder.record(action, after.responses[len(s.responses) :], after.now, opaque)
         return after
@@ -294,9 +294,12 @@ def _reference_take(config: BrokerConfig, recorder: TraceRecorder) -> Take:
 
     def take(s: BrokerState, action: Action) -> BrokerState | None:
         done = perform(broker, action)
-        if done is None or not rule(done)[0](config, s, done):
+        if done is None:
             return None
-        return rule(done)[1](config, s, done)
+        try:
+            return step(config, s, done)
+        except ActionNotEnabled:
+            return None
 
     return take
 
