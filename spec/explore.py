@@ -16,11 +16,10 @@ from dataclasses import dataclass, field
 from spec.actions import Action
 from spec.config import BrokerConfig
 from spec.invariants import (
+    EVENTUALLY,
     SOMETIMES,
     broken_state_claims,
     broken_transition_claims,
-    is_settled_once,
-    quiescence_step,
 )
 from spec.machine import Environment, successors
 from spec.state import BrokerState, initial_state
@@ -60,33 +59,6 @@ def _path(parents: dict[BrokerState, tuple[BrokerState, Action] | None], s: Brok
     return steps
 
 
-class _Liveness:
-    """Bounded liveness with memory: the fair schedule is deterministic, so every state on one
-    run to quiescence has the same verdict, and a run that reaches a judged state stops there."""
-
-    def __init__(self, config: BrokerConfig, env: Environment, max_steps: int = 20_000) -> None:
-        self.config, self.env, self.max_steps = config, env, max_steps
-        self.verdicts: dict[BrokerState, bool] = {}
-
-    def settles(self, s: BrokerState) -> bool:
-        path: list[BrokerState] = []
-        verdict = False  # a run that does not settle within max_steps is a violation
-        for _ in range(self.max_steps):
-            known = self.verdicts.get(s)
-            if known is not None:
-                verdict = known
-                break
-            path.append(s)
-            following = quiescence_step(self.config, s, self.env)
-            if following is None:
-                verdict = is_settled_once(self.config, s)
-                break
-            s = following
-        for visited in path:
-            self.verdicts[visited] = verdict
-        return verdict
-
-
 def explore(
     config: BrokerConfig,
     env: Environment,
@@ -102,7 +74,7 @@ def explore(
     depth: dict[BrokerState, int] = {init: 0}
     frontier: deque[BrokerState] = deque([init])
 
-    liveness = _Liveness(config, env)
+    verdicts: dict[BrokerState, bool] = {}  # bounded liveness, remembered along each fair run
 
     def record(claim: str, s: BrokerState) -> None:
         if claim not in result.counterexamples:
@@ -119,8 +91,9 @@ def explore(
                 result.sometimes[c.name] = True
         if check_liveness:
             result.liveness_checked += 1
-            if not liveness.settles(s):
-                record("settles_once_arrivals_stop", s)
+            for eventually in EVENTUALLY:
+                if not eventually.check(config, s, env, verdicts):
+                    record(eventually.name, s)
         for a, t in successors(config, s, env):
             result.transitions += 1
             name = type(a).__name__

@@ -10,9 +10,13 @@ import pytest
 
 from spec.cli import main
 from spec.explore import explore
-from spec.invariants import SOMETIMES
+from spec.actions import RequestArrives
+from spec.codes import RequestCode
+from spec.invariants import SOMETIMES, settles_once_arrivals_stop
+from spec.machine import step
 from spec.models import MODELS
 from spec.profiles import PROFILES
+from spec.state import BrokerState, initial_state
 
 STATES = {
     "stuck-lock": {"4.3.2": 16783, "4.9.8": 12203, "5.3.3": 16783},
@@ -72,3 +76,12 @@ def test_explore_cli_exit_status_and_step_table(capsys: pytest.CaptureFixture[st
     assert "WorkerThrowsInsideLock" in out and "holder=send#0 begin=1 -> holder=free begin=1" in out
     assert main(["explore", "--profile", "5.3.3", "--model", "stuck-lock"]) == 1
     assert main(["explore", "--profile", "4.9.8", "--model", "stuck-lock", "--expect-violation", STUCK]) == 1
+
+
+def test_bounded_liveness_fails_a_run_that_does_not_settle_in_time_and_remembers_verdicts() -> None:
+    model = MODELS["stuck-lock"](PROFILES["5.3.3"])
+    s = step(model.config, initial_state(model.config), RequestArrives(0, RequestCode.SEND_MESSAGE, "TopicTest", False))
+    assert not settles_once_arrivals_stop(model.config, s, model.env, max_steps=1)
+    verdicts: dict[BrokerState, bool] = {}
+    assert settles_once_arrivals_stop(model.config, s, model.env, verdicts)
+    assert verdicts[s] and len(verdicts) > 3  # every state of the fair run to quiescence is judged
