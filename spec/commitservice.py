@@ -12,10 +12,10 @@ S/MappedFile.java / S/logfile/DefaultMappedFile.java commit (semantics.md 3.5, 3
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 from spec.actions import CommitServiceCommits, CommitServiceReturnsBuffer
 from spec.config import BrokerConfig
+from spec.frozen import replace
 from spec.state import BrokerState
 from spec.storepool import commit_file, file_awaiting_return, file_to_commit, return_committed_buffer
 

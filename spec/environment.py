@@ -7,7 +7,6 @@ B/BrokerController updateBrokerConfig (dynamic settings read each fast-failure r
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 from spec.actions import (
     ClockAdvances,
@@ -18,6 +17,7 @@ from spec.actions import (
     OperatorSetsQueueWait,
 )
 from spec.config import BrokerConfig
+from spec.frozen import replace
 from spec.putlock import HA_SERVICE, acquire_for_ha, release_for_ha
 from spec.state import BrokerState, ForeignTask, with_executor
 

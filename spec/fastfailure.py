@@ -29,7 +29,6 @@ Simplifications:
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 from spec.actions import (
     FastFailureCleansExpiredHead,
@@ -42,6 +41,7 @@ from spec.actions import (
 )
 from spec.codes import ResponseCode, ResponseKind, pcbusy_remark, timeout_remark
 from spec.config import BrokerConfig
+from spec.frozen import replace
 from spec.profiles import ExecutorName
 from spec.putlock import is_os_page_cache_busy
 from spec.state import BrokerState, FastFailurePhase, ForeignTask, QueueElement, RequestTask, Response, with_executor

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from spec.actions import Action, ClockAdvances, HaServiceReleasesPutLock, RequestArrives
 from spec.codes import (
@@ -28,6 +28,7 @@ from spec.codes import (
     parse_rate_limit_remark,
 )
 from spec.config import BrokerConfig
+from spec.frozen import replace
 from spec.machine import Environment, candidate_actions, enabled, step
 from spec.profiles import ExecutorName
 from spec.putlock import HA_SERVICE, begin_time_is_zero_when_free, is_os_page_cache_busy
@@ -440,6 +441,11 @@ class Claim:
     name: str
     modality: Modality
     check: Callable[..., bool]
+    # For a state claim: the BrokerState fields ``check`` reads. A step that leaves all of them
+    # unchanged (the same objects) cannot change the verdict, so a long replay re-checks a claim
+    # only after a step that touched what it reads. ``tests/test_claim_reads.py`` watches every
+    # attribute each claim reads over reachable states and fails if one is missing here.
+    reads: frozenset[str] | None = None
 
     @property
     def doc(self) -> str:
@@ -448,20 +454,23 @@ class Claim:
 
 
 STATE_CLAIMS: tuple[Claim, ...] = tuple(
-    Claim(f.__name__, Modality.ALWAYS, f)
-    for f in (
-        each_request_is_answered_at_most_once,
-        every_request_is_in_exactly_one_place,
-        cancelled_task_never_runs,
-        no_queue_exceeds_its_capacity,
-        at_most_one_writer_holds_the_put_lock,
-        begin_time_is_zero_when_lock_is_free,
-        lent_and_available_buffers_partition_the_pool,
-        pool_is_deficient_exactly_when_none_is_available,
-        responses_carry_the_profile_code_and_remark,
+    Claim(f.__name__, Modality.ALWAYS, f, frozenset(reads))
+    for f, reads in (
+        (each_request_is_answered_at_most_once, ("responses",)),
+        (every_request_is_in_exactly_one_place, ("io_threads", "executors", "responses", "finished_silently", "next_request_id")),
+        (cancelled_task_never_runs, ("cancelled", "started", "executors")),
+        (no_queue_exceeds_its_capacity, ("executors",)),
+        (at_most_one_writer_holds_the_put_lock, ("executors", "lock")),
+        (begin_time_is_zero_when_lock_is_free, ("lock",)),
+        (lent_and_available_buffers_partition_the_pool, ("available_buffers", "files")),
+        (pool_is_deficient_exactly_when_none_is_available, ("available_buffers",)),
+        (responses_carry_the_profile_code_and_remark, ("responses",)),
     )
 )
 
+#: Each transition claim is about the responses its step writes (it loops over them and nothing
+#: else), so it holds of every step that writes none; a replay checks them only after a step
+#: that answered someone. ``tests/test_claim_reads.py`` checks this over reachable transitions.
 TRANSITION_CLAIMS: tuple[Claim, ...] = tuple(
     Claim(f.__name__, Modality.TRANSITION, f)
     for f in (

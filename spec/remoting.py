@@ -14,7 +14,6 @@ Source: R/netty/NettyRemotingAbstract.java processRequestCommand, 4.0.0–HEAD (
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 from spec.actions import (
     DispatchAnswersNotSupported,
@@ -39,6 +38,7 @@ from spec.codes import (
     rate_limit_remark,
 )
 from spec.config import BrokerConfig
+from spec.frozen import replace
 from spec.limiter import circuit_breaker_acquire, create_bucket
 from spec.profiles import ExecutorName
 from spec.putlock import is_os_page_cache_busy

@@ -7,10 +7,11 @@ broker: they record history so that the invariants can be stated over a single s
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from spec.codes import RequestCode, ResponseCode, ResponseKind
 from spec.config import BrokerConfig
+from spec.frozen import replace
 from spec.limiter import TokenBucket
 from spec.putlock import FREE_LOCK, PutLock
 from spec.profiles import ExecutorName

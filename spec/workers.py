@@ -22,7 +22,6 @@ S/DefaultMessageStore.java putMessage / asyncPutMessage and B/util/HookUtils.che
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 from spec.actions import (
     WorkerAcquiresPutLock,
@@ -44,6 +43,7 @@ from spec.codes import (
     not_supported_remark,
 )
 from spec.config import BrokerConfig
+from spec.frozen import replace
 from spec.profiles import ExecutorName, Profile
 from spec.putlock import Holder, acquire_for_put, is_os_page_cache_busy, release_after_put, throw_inside_lock
 from spec.state import (

@@ -1,0 +1,49 @@
+"""``spec.frozen.replace`` means what ``dataclasses.replace`` means, on every record the spec replaces."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from spec.frozen import replace
+from spec.machine import successors
+from spec.models import MODELS
+from spec.profiles import profile
+from spec.state import initial_state
+
+
+def test_same_result_as_dataclasses_replace_on_reachable_states() -> None:
+    model = MODELS["pool"](profile("5.3.3"))
+    s = initial_state(model.config)
+    seen = 0
+    for _, after in successors(model.config, s, model.env):
+        for f in dataclasses.fields(after):
+            value = getattr(s, f.name)
+            ours, theirs = replace(after, **{f.name: value}), dataclasses.replace(after, **{f.name: value})
+            assert ours == theirs and type(ours) is type(theirs)
+            seen += 1
+        for e in after.executors:
+            assert replace(e, queue=()) == dataclasses.replace(e, queue=())
+    assert seen
+
+
+def test_refuses_unknown_fields_and_records_it_cannot_copy() -> None:
+    s = initial_state(MODELS["pool"](profile("5.3.3")).config)
+    with pytest.raises(TypeError, match="no field"):
+        replace(s, not_a_field=1)
+
+    @dataclasses.dataclass(frozen=True)
+    class Checked:
+        x: int
+
+        def __post_init__(self) -> None:
+            assert self.x >= 0
+
+    @dataclasses.dataclass
+    class Mutable:
+        x: int
+
+    for record in (Checked(1), Mutable(1)):
+        with pytest.raises(TypeError, match="cannot copy|frozen"):
+            replace(record, x=2)
