@@ -326,13 +326,16 @@ _DECODERS: dict[str, typing.Callable[[Any], object]] = {
 }
 
 
+#: Per kind: the action class and, per field, its decoder (None: the record's value as it is).
+_ACTION_DECODING: dict[str, tuple[type, tuple[tuple[str, typing.Callable[[Any], object] | None], ...]]] = {
+    name: (kind, tuple((f, _DECODERS.get(annotation)) for f, annotation in _action_fields(kind))) for name, kind in KINDS.items()
+}
+
+
 def action_from_record(record: Mapping[str, Any]) -> Action:
     """The spec action an event record names (the record is validated: fields present, types right)."""
-    kind = KINDS[record["kind"]]
-    args = {}
-    for name, annotation in _action_fields(kind):
-        decode = _DECODERS.get(annotation)
-        args[name] = decode(record[name]) if decode is not None else record[name]
+    kind, decoding = _ACTION_DECODING[record["kind"]]
+    args = {name: record[name] if decode is None else decode(record[name]) for name, decode in decoding}
     action: Action = kind(**args)
     return action
 
