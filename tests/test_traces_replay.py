@@ -14,10 +14,10 @@ from spec.codes import RequestCode
 from spec.profiles import ExecutorName
 from traces import docs
 from traces.examples import EXAMPLES
-from traces.format import action_from_record, event_record, json_schema
+from traces.format import action_from_record, event_record, header_from_record, json_schema
 from traces.read import read_records
 from traces.record import record_workload
-from traces.replay import replay_records
+from traces.replay import UNREACHED, ReplayResult, merge_segments, replay_records, replay_segment, replay_trace
 from traces.write import TraceWriter
 
 _SAMPLE_VALUES: dict[str, Any] = {
@@ -102,3 +102,35 @@ def test_the_spec_and_the_reference_record_the_same_trace(tmp_path: Path) -> Non
         record_workload(tmp_path / f"{impl}.jsonl", "full-send-queue", "4.9.8", 200, implementation=impl)
     spec_lines = (tmp_path / "spec.jsonl").read_text().replace("flowspec-spec", "flowspec-reference")
     assert spec_lines == (tmp_path / "reference.jsonl").read_text()
+
+
+def _segmented(records: list[dict[str, Any]], cuts: list[int]) -> ReplayResult:
+    """Replay like the Spark job does for a long trace: one worker per segment, each given the events up to its end."""
+    header, events = header_from_record(records[0]), records[1:]
+    bounds = [1, *cuts, len(events) + 1]
+    parts = [
+        replay_segment(header, [e for e in events if e["seq"] < end], first_seq=start, last=end > len(events))
+        for start, end in zip(bounds, bounds[1:])
+    ]
+    return merge_segments(parts)
+
+
+def test_a_segmented_replay_gives_the_unsegmented_verdict() -> None:
+    for name in sorted(p.name for p in EXAMPLES.glob("*.jsonl")):
+        records = _records(name)
+        whole = replay_trace(header_from_record(records[0]), records[1:])
+        n = len(records) - 1
+        for cuts in ([n // 2], [n // 5, n // 2, n - 3], [2]):
+            assert _segmented(records, cuts) == whole, (name, cuts)
+
+
+def test_a_divergence_before_a_segment_is_reported_by_the_segment_that_holds_it() -> None:
+    records = _records("conformant-5.3.3.jsonl")
+    i = next(i for i, r in enumerate(records) if r["kind"] == "WorkerAcquiresPutLock")
+    records[i]["kind"] = "WorkerTakesTask"
+    header, events = header_from_record(records[0]), records[1:]
+    later = replay_segment(header, events, first_seq=records[i]["seq"] + 5, last=True)
+    assert later.verdict == UNREACHED and f"seq {records[i]['seq']}" in later.reason
+    merged = _segmented(records, [records[i]["seq"] + 5])
+    assert merged.verdict == "violation" and merged.divergence is not None
+    assert (merged.divergence.seq, merged.divergence.kind) == (records[i]["seq"], "not enabled")

@@ -20,16 +20,17 @@ checked on that bookkeeping instead of the compacted state.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from spec.actions import ClockAdvances, RequestArrives
+from spec.actions import Action, ClockAdvances, RequestArrives
 from spec.codes import ResponseCode
 from spec.config import BrokerConfig
 from spec.invariants import STATE_CLAIMS, TRANSITION_CLAIMS, broken_state_claims
 from spec.frozen import replace
-from spec.machine import enabled, step
+from spec.machine import ActionNotEnabled, enabled, step
 from spec.state import BrokerState, RequestTask, Response, initial_state
 from spec.steptable import changed_fields, describe_action, render
 from traces.format import (
@@ -49,6 +50,8 @@ HISTORY_CLAIMS = frozenset({"each_request_is_answered_at_most_once", "every_requ
 RESPONSE_CLAIM = "responses_carry_the_profile_code_and_remark"
 _LOCAL_STATE_CLAIMS = tuple(c for c in STATE_CLAIMS if c.name not in HISTORY_CLAIMS | {RESPONSE_CLAIM})
 _RESPONSE_CLAIMS = tuple(c for c in STATE_CLAIMS if c.name == RESPONSE_CLAIM)
+#: A segment's verdict when an event before it could not be followed (see :func:`replay_segment`).
+UNREACHED = "unreached"
 #: How many steps between two compactions of the state's history fields.
 COMPACT_EVERY = 256
 
@@ -108,10 +111,10 @@ class ReplayResult:
     """The outcome of replaying one trace."""
 
     trace_id: str
-    verdict: str  # "conformant" | "violation" | "inconclusive"
+    verdict: str  # "conformant" | "violation" | "inconclusive"; a segment may also be UNREACHED
     events: int  # events replayed (up to and including a divergence)
     divergence: Divergence | None = None
-    reason: str = ""  # why inconclusive
+    reason: str = ""  # why inconclusive (or, for a segment, why it was not reached)
     actions: tuple[tuple[str, int], ...] = ()  # (kind, count) of the events replayed
 
 
@@ -161,12 +164,10 @@ class Replayer:
         if kind == RESPONSE_KIND:
             return self._divergence(record, "unmodelled", "an internal event", "a black-box Response", "")
         action = action_from_record(record)
-        s = self.state
         ts = record["ts"]
-        if ts < s.now:
-            return self._divergence(record, "clock went back", f"ts >= {s.now}", f"ts = {ts}", "")
-        if ts > s.now and not isinstance(action, ClockAdvances):
-            s = self._step(s, ClockAdvances(ts - s.now))
+        if ts < self.state.now:
+            return self._divergence(record, "clock went back", f"ts >= {self.state.now}", f"ts = {ts}", "")
+        s = self._clock_to(ts, action)
         if not enabled(self.config, s, action):
             return self._divergence(
                 record,
@@ -175,13 +176,9 @@ class Replayer:
                 f"{describe_action(action)}",
                 _render_state(s, _STATE_FOR_KIND),
             )
-        if isinstance(action, RequestArrives):
-            opaque = record["request_id"]
-            if opaque in self.id_of:
-                return self._divergence(record, "opaque reused", "a fresh opaque", f"opaque {opaque} again", "")
-            self.id_of[opaque] = s.next_request_id
-            self.opaque_of[s.next_request_id] = opaque
-        after = self._step(s, action)
+        if isinstance(action, RequestArrives) and record["request_id"] in self.id_of:
+            return self._divergence(record, "opaque reused", "a fresh opaque", f"opaque {record['request_id']} again", "")
+        after = self._take(s, action, record)
         if ts != after.now:
             return self._divergence(record, "clock differs", f"ts = {after.now}", f"ts = {ts}", "")
         written = after.responses[len(s.responses) :]
@@ -204,15 +201,50 @@ class Replayer:
                 ", ".join(broken),
                 "; ".join(f"{n}: {b} -> {a}" for n, b, a in changed_fields(s, after)),
             )
+        self._advance(s, after, written)
+        return None
+
+    def follow(self, record: Mapping[str, Any]) -> bool:
+        """Take an event's step without checking it (another segment checks it); False if the spec cannot take it.
+
+        Only the step and the bookkeeping: no comparison of responses, no claims. What it
+        skips is what the segment holding the event checks, so following costs a fraction of
+        :meth:`apply` (see :func:`replay_segment`).
+        """
+        if record["kind"] == RESPONSE_KIND or record["ts"] < self.state.now:
+            return False
+        action = action_from_record(record)
+        try:
+            s = self._clock_to(record["ts"], action)
+            after = self._take(s, action, record)
+        except ActionNotEnabled:
+            return False
+        self._advance(s, after, after.responses[len(s.responses) :])
+        return True
+
+    def _clock_to(self, ts: int, action: Action) -> BrokerState:
+        """The state with the clock moved to the event's ``ts`` (a trace need not record ClockAdvances)."""
+        s = self.state
+        if ts > s.now and not isinstance(action, ClockAdvances):
+            s = step(self.config, s, ClockAdvances(ts - s.now))
+        return s
+
+    def _take(self, s: BrokerState, action: Action, record: Mapping[str, Any]) -> BrokerState:
+        """The event's step; an arrival also maps its opaque to the spec's request id."""
+        after = step(self.config, s, action)
+        if isinstance(action, RequestArrives):
+            self.id_of[record["request_id"]] = s.next_request_id
+            self.opaque_of[s.next_request_id] = record["request_id"]
+        return after
+
+    def _advance(self, before: BrokerState, after: BrokerState, written: tuple[Response, ...]) -> None:
+        """Make ``after`` the current state; remember who was answered or finished silently."""
+        self.history.answered.update(r.request_id for r in written)
+        self.history.silent |= after.finished_silently - before.finished_silently
         self.state = after
         self.steps += 1
         if self.steps % COMPACT_EVERY == 0:
             self.state = forget_settled(self.state)
-        return None
-
-    def _step(self, s: BrokerState, action: Any) -> BrokerState:
-        after = step(self.config, s, action)
-        return after
 
     def _broken_claims(
         self, before: BrokerState, action: Any, after: BrokerState, written: tuple[Response, ...]
@@ -231,11 +263,9 @@ class Replayer:
             only_new = replace(after, responses=written)
             broken += [c.name for c in _RESPONSE_CLAIMS if not c.check(self.config, only_new)]
             broken += [c.name for c in TRANSITION_CLAIMS if not c.check(self.config, before, action, after)]
-        for r in written:
-            if r.request_id in self.history.answered:
+            ids = [r.request_id for r in written]
+            if len(set(ids)) < len(ids) or not self.history.answered.isdisjoint(ids):
                 broken.append("each_request_is_answered_at_most_once")
-            self.history.answered.add(r.request_id)
-        self.history.silent |= after.finished_silently - before.finished_silently
         return broken
 
     def finish(self) -> str | None:
@@ -272,6 +302,21 @@ def _same_responses(written: tuple[Response, ...], observed: list[tuple[int | No
 
 def replay_trace(header: TraceHeader, events: Iterable[Mapping[str, Any]]) -> ReplayResult:
     """Replay one trace's events (in seq order) against its header."""
+    return replay_segment(header, events, first_seq=1, last=True)
+
+
+def replay_segment(header: TraceHeader, events: Iterable[Mapping[str, Any]], first_seq: int, last: bool) -> ReplayResult:
+    """Check the events with ``seq >= first_seq``, after following (not checking) the earlier ones.
+
+    This is how one long trace is replayed on several cores: it is cut into segments, and the
+    worker of each segment is given every event up to the segment's end. It follows the events
+    before ``first_seq`` (:meth:`Replayer.follow`: the spec's step only) to reach the state the
+    segment starts from, then checks its own events in full. Following is exact, so the state is
+    the one an unsegmented replay would have; if an earlier event cannot be followed, the
+    segment that holds it reports the divergence, and this one says it was not reached.
+    Only the ``last`` segment checks the end-of-trace claim. :func:`merge_segments` makes one
+    verdict of the segments'.
+    """
     if header.observation is not Observation.FULL:
         count = sum(1 for _ in events)
         return ReplayResult(
@@ -283,15 +328,41 @@ def replay_trace(header: TraceHeader, events: Iterable[Mapping[str, Any]]) -> Re
     replayer = Replayer(header)
     n = 0
     for record in events:
+        if record["seq"] < first_seq:
+            if not replayer.follow(record):
+                return ReplayResult(header.trace_id, UNREACHED, 0, reason=f"seq {record['seq']} could not be followed")
+            continue
         n += 1
         divergence = replayer.apply(record)
         if divergence is not None:
             return ReplayResult(header.trace_id, "violation", n, divergence, actions=tuple(sorted(replayer.counts.items())))
-    problem = replayer.finish()
+    problem = replayer.finish() if last else None
     if problem is not None:
         d = Divergence(header.trace_id, n, "claim broken at trace end", "every request settled once or in flight", problem, "", "")
         return ReplayResult(header.trace_id, "violation", n, d, actions=tuple(sorted(replayer.counts.items())))
     return ReplayResult(header.trace_id, "conformant", n, actions=tuple(sorted(replayer.counts.items())))
+
+
+def merge_segments(results: Sequence[ReplayResult]) -> ReplayResult:
+    """One trace's result from its segments' results, in segment order: the first that is not conformant decides."""
+    events = 0
+    counts: Counter[str] = Counter()
+    for r in results:
+        events += r.events
+        counts.update(dict(r.actions))
+        if r.verdict == UNREACHED:
+            # An earlier segment accepted every event this one could not follow: they disagree,
+            # which exact following rules out; say so rather than guess a verdict.
+            return ReplayResult(
+                r.trace_id,
+                "inconclusive",
+                events,
+                reason=f"segments disagree: {r.reason}, though the earlier segments accepted it; replay this trace unsegmented",
+                actions=tuple(sorted(counts.items())),
+            )
+        if r.verdict != "conformant":
+            return replace(r, events=events, actions=tuple(sorted(counts.items())))
+    return ReplayResult(results[0].trace_id, "conformant", events, actions=tuple(sorted(counts.items())))
 
 
 def replay_records(records: Iterable[Mapping[str, Any]]) -> Iterator[ReplayResult]:
