@@ -134,3 +134,23 @@ def test_a_divergence_before_a_segment_is_reported_by_the_segment_that_holds_it(
     merged = _segmented(records, [records[i]["seq"] + 5])
     assert merged.verdict == "violation" and merged.divergence is not None
     assert (merged.divergence.seq, merged.divergence.kind) == (records[i]["seq"], "not enabled")
+
+
+def test_opaques_need_not_follow_the_spec_numbering() -> None:
+    """A Java broker's opaques come from the client (any int, in any order); the replay maps them to its own ids."""
+    records = _records("conformant-full-send-queue.jsonl")
+
+    def opaque(x: int) -> int:
+        return 1_000_003 - 7 * x  # decreasing, far from the spec's 1, 2, 3…
+
+    for r in records:
+        if r["kind"] == "RequestArrives":
+            r["request_id"] = opaque(r["request_id"])
+        for response in r.get("responses") or []:
+            response["request_id"] = opaque(response["request_id"])
+    [result] = replay_records(records)
+    assert result.verdict == "conformant", result.divergence and result.divergence.explain()
+    swapped = next(r for r in records if r.get("responses"))
+    swapped["responses"][0]["request_id"] += 7  # the answer now names another request
+    [result] = replay_records(records)
+    assert result.verdict == "violation" and result.divergence is not None and result.divergence.kind == "responses differ"

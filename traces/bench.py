@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -35,7 +35,6 @@ from traces.record import record_workload
 from traces.replay import replay_records
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
-BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 BASE_WORKLOADS = ("steady", "bursts", "slow-disk", "pool-exhaustion", "full-send-queue", "retry-storm-limited", "many-topics", "faults")
 T = TypeVar("T")
 
@@ -140,14 +139,49 @@ def replicate(base: pa.Table, target: int, out: Path) -> int:
     return rows
 
 
+def _replay_long_trace(spark: Any, work: Path, events: int, master: str) -> tuple[list[Measure], list[str]]:
+    """One long trace replayed on Spark whole (one segment) and cut into segments: the segmented speed-up."""
+    from pyspark.sql import functions as F
+
+    from traces.check import load
+    from traces.format import HEADER_KIND, header_record
+    from traces.segments import plan_segments, replay_on_spark
+
+    out = work / "long"
+    m, _ = timed("record one long trace (reference broker, bursts)", 0, lambda: record_workload(out, "bursts", "5.3.3", events, seed=7))
+    v = validate([str(out)])
+    counts = {tid: p.last_seq for tid, p in v.traces.items()}
+    headers = {tid: header_record(p.header) for tid, p in v.traces.items()}
+    frame = load(spark, [str(out)]).where(F.col("kind") != HEADER_KIND)
+    parallelism = spark.sparkContext.defaultParallelism
+    measures, verdicts = [], set()
+    for cut in (1, parallelism):
+        plan = plan_segments(counts, counts, parallelism=cut)
+        mr, results = timed(
+            f"full replay of one {v.events:,}-event trace, Spark {master}, {len(plan)} segment(s)",
+            v.events,
+            lambda: replay_on_spark(spark, frame, headers, plan),
+        )
+        measures.append(mr)
+        verdicts |= {r.verdict for r in results.values()}
+    lines = [
+        f"- long trace: {v.events:,} events of workload bursts, recorded in {m.seconds:.0f} s; replay verdicts {sorted(verdicts)}",
+        f"- one long trace, {parallelism} segments / 1 segment: {measures[1].rate / measures[0].rate:.2f}×",
+    ]
+    return measures, lines
+
+
 def main() -> int:
-    """Run the benchmark; write docs/benchmarks.md's generated section."""
+    """Run the benchmark; write its section of docs/benchmarks.md."""
     parser = argparse.ArgumentParser(prog="python -m traces.bench")
     parser.add_argument("--sizes", default="1000000,10000000", help="comma-separated event counts")
     parser.add_argument("--replay-size", type=int, default=1_000_000, help="dataset size for the replays")
     parser.add_argument("--base-events", type=int, default=20_000, help="steps with arrivals per base trace")
+    parser.add_argument("--long-events", type=int, default=300_000, help="steps with arrivals of the single long trace (0: skip)")
+    parser.add_argument("--no-plain", action="store_true", help="skip the plain-Python replay (for very large runs)")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--work", type=Path, default=Path("out/bench"))
+    parser.add_argument("--section", default="bench", help="which generated section of docs/benchmarks.md to rewrite")
     parser.add_argument("--no-doc", action="store_true", help="do not rewrite docs/benchmarks.md")
     args = parser.parse_args()
     sizes = sorted({int(s) for s in args.sizes.split(",")} | {args.replay_size})
@@ -156,15 +190,16 @@ def main() -> int:
     from traces.session import get_spark
 
     lines: list[str] = []
+    started = time.perf_counter()
     with PeakMemory() as memory:
         m, base = timed("record base traces (reference broker)", 0, lambda: base_table(args.work, args.base_events, "5.3.3"))
         lines.append(f"- base: {len(BASE_WORKLOADS)} recorded traces, {base.num_rows:,} events, recorded in {m.seconds:.0f} s")
         datasets = {n: args.work / f"events-{n}" for n in sizes}
         for n, path in datasets.items():
-            rows = replicate(base, n, path)
+            mw, rows = timed(f"write dataset {n:,}", 0, lambda: replicate(base, n, path))
             files = sorted(path.glob("*.parquet"))
             size_mb = sum(f.stat().st_size for f in files) / 1e6
-            lines.append(f"- dataset {n:,}: {rows:,} rows in {len(files)} files, {size_mb:.0f} MB zstd Parquet")
+            lines.append(f"- dataset {n:,}: {rows:,} rows in {len(files)} files, {size_mb:,.0f} MB zstd Parquet, written in {mw.seconds:.0f} s")
         spark = get_spark(master=args.master, conf={"spark.driver.memory": "4g"})
         results = []
         validators = {}
@@ -173,13 +208,13 @@ def main() -> int:
             # The validator counts the events (rows minus headers); every rate below uses that count.
             start = time.perf_counter()
             v = validators[n] = validate([path])
-            mv = Measure(f"validate {n:,} (driver, streaming)", v.events, time.perf_counter() - start)
+            mv = Measure(f"validate {n:,} (driver)", v.events, time.perf_counter() - start)
             print(f"{mv.what}: {mv.events} events in {mv.seconds:.1f} s = {mv.rate:,.0f} events/s", flush=True)
             results.append(mv)
             lines.append(f"- dataset {n:,}: {len(v.traces)} traces, {v.events:,} events")
         replay_path = str(datasets[args.replay_size])
         replay_events = validators[args.replay_size].events
-        run_check(spark, [replay_path], rules=True, replay=False, validator=validators[args.replay_size])  # warm-up
+        run_check(spark, [str(datasets[sizes[0]])], rules=True, replay=False, validator=validators[sizes[0]])  # warm-up
         for n in sizes:
             v = validators[n]
             mr, _ = timed(
@@ -192,30 +227,37 @@ def main() -> int:
             lambda: run_check(spark, [replay_path], rules=False, replay=True, validator=validators[args.replay_size]),
         )
         results.append(ms)
-        verdicts = {t.verdict for t in check.traces}
-        mp, _ = timed(
-            f"full replay, one plain Python process, {args.replay_size:,}",
-            replay_events,
-            lambda: list(replay_records(r.data for r in read_records([replay_path]))),
-        )
-        results.append(mp)
+        lines.append(f"- replay verdicts on Spark: {sorted({t.verdict for t in check.traces})}")
+        if not args.no_plain:
+            mp, _ = timed(
+                f"full replay, one plain Python process, {args.replay_size:,}",
+                replay_events,
+                lambda: list(replay_records(r.data for r in read_records([replay_path]))),
+            )
+            results.append(mp)
+            lines.append(f"- Spark replay / plain Python replay: {ms.rate / mp.rate:.2f}×")
+        if args.long_events:
+            long_measures, long_lines = _replay_long_trace(spark, args.work, args.long_events, args.master)
+            results += long_measures
+            lines += long_lines
     driver_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    lines.append(f"- replay verdicts on Spark: {sorted(verdicts)}")
+    lines.append(f"- peak RSS: driver {driver_mb:,.0f} MB; whole process tree (driver + JVM + Python workers) {memory.peak_tree_kb / 1024:,.0f} MB")
+    lines.append(
+        f"- machine: {os.cpu_count()} cores, {platform.python_implementation()} {platform.python_version()}, "
+        f"load average at end {os.getloadavg()[0]:.1f}; whole run {time.perf_counter() - started:,.0f} s"
+    )
     lines.append("")
     lines.append("| step | events | seconds | events/s |")
     lines.append("|---|---:|---:|---:|")
     lines += [f"| {r.what} | {r.events:,} | {r.seconds:.1f} | {r.rate:,.0f} |" for r in results]
-    lines.append("")
-    lines.append(f"- Spark replay / plain Python replay: {ms.rate / mp.rate:.2f}×")
-    lines.append(f"- peak RSS: driver {driver_mb:,.0f} MB; whole process tree (driver + JVM + Python workers) {memory.peak_tree_kb / 1024:,.0f} MB")
-    lines.append(f"- machine: {os.cpu_count()} cores, {platform.python_implementation()} {platform.python_version()}, load average at end {os.getloadavg()[0]:.1f}")
     text = "\n".join(lines)
     print(text)
     if not args.no_doc:
+        begin, end = f"<!-- {args.section}:begin -->", f"<!-- {args.section}:end -->"
         doc = DOC.read_text()
-        head, rest = doc.split(BEGIN, 1)
-        _, tail = rest.split(END, 1)
-        DOC.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}")
+        head, rest = doc.split(begin, 1)
+        _, tail = rest.split(end, 1)
+        DOC.write_text(f"{head}{begin}\n{text}\n{end}{tail}")
     return 0
 
 
