@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spec.actions import Action, ClockAdvances, RequestArrives
-from spec.codes import ResponseCode
+from spec.codes import RequestCode, ResponseCode
 from spec.config import BrokerConfig
 from spec.invariants import STATE_CLAIMS, TRANSITION_CLAIMS, broken_state_claims
 from spec.frozen import replace
@@ -118,6 +118,27 @@ class ReplayResult:
     actions: tuple[tuple[str, int], ...] = ()  # (kind, count) of the events replayed
 
 
+class OutsideTheModel(Exception):
+    """An event the spec has no action for (a request code it does not model): the trace cannot be judged."""
+
+
+_MODELLED_CODES = frozenset(int(c) for c in RequestCode)
+
+
+def _modelled(record: Mapping[str, Any]) -> None:
+    """Raise :class:`OutsideTheModel` for an arrival with a request code the spec does not name.
+
+    A Java broker serves dozens of codes (heartbeats, offsets, routes) on executors the spec
+    leaves out; for those the spec cannot say what is allowed, so the replay reports the
+    trace inconclusive rather than call the event a violation. The rules still judge it.
+    """
+    if record["kind"] == "RequestArrives" and record["code"] not in _MODELLED_CODES:
+        raise OutsideTheModel(
+            f"seq {record['seq']}: request code {record['code']} is not one the spec models (spec.codes.RequestCode); "
+            "the replay cannot judge this trace from here on"
+        )
+
+
 def _render_state(s: BrokerState, names: Iterable[str]) -> str:
     return "; ".join(f"{n}={render(n, getattr(s, n))}" for n in names)
 
@@ -163,6 +184,7 @@ class Replayer:
         self.counts[kind] = self.counts.get(kind, 0) + 1
         if kind == RESPONSE_KIND:
             return self._divergence(record, "unmodelled", "an internal event", "a black-box Response", "")
+        _modelled(record)
         action = action_from_record(record)
         ts = record["ts"]
         if ts < self.state.now:
@@ -213,6 +235,7 @@ class Replayer:
         """
         if record["kind"] == RESPONSE_KIND or record["ts"] < self.state.now:
             return False
+        _modelled(record)
         action = action_from_record(record)
         try:
             s = self._clock_to(record["ts"], action)
@@ -267,6 +290,27 @@ class Replayer:
             if len(set(ids)) < len(ids) or not self.history.answered.isdisjoint(ids):
                 broken.append("each_request_is_answered_at_most_once")
         return broken
+
+    def judge(self, record: Mapping[str, Any], n: int) -> ReplayResult | None:
+        """Replay the ``n``-th checked event; the trace's result if this event decides it."""
+        try:
+            divergence = self.apply(record)
+        except OutsideTheModel as e:
+            return ReplayResult(self.header.trace_id, "inconclusive", n, reason=str(e), actions=self._actions())
+        if divergence is not None:
+            return ReplayResult(self.header.trace_id, "violation", n, divergence, actions=self._actions())
+        return None
+
+    def conclude(self, n: int, last: bool) -> ReplayResult:
+        """The result after ``n`` checked events with no divergence; at the trace's end, conservation too."""
+        problem = self.finish() if last else None
+        if problem is not None:
+            d = Divergence(self.header.trace_id, n, "claim broken at trace end", "every request settled once or in flight", problem, "", "")
+            return ReplayResult(self.header.trace_id, "violation", n, d, actions=self._actions())
+        return ReplayResult(self.header.trace_id, "conformant", n, actions=self._actions())
+
+    def _actions(self) -> tuple[tuple[str, int], ...]:
+        return tuple(sorted(self.counts.items()))
 
     def finish(self) -> str | None:
         """At trace end: conservation (every request settled or still in flight); a message if broken."""
@@ -329,18 +373,18 @@ def replay_segment(header: TraceHeader, events: Iterable[Mapping[str, Any]], fir
     n = 0
     for record in events:
         if record["seq"] < first_seq:
-            if not replayer.follow(record):
+            try:
+                followed = replayer.follow(record)
+            except OutsideTheModel:
+                followed = False
+            if not followed:
                 return ReplayResult(header.trace_id, UNREACHED, 0, reason=f"seq {record['seq']} could not be followed")
             continue
         n += 1
-        divergence = replayer.apply(record)
-        if divergence is not None:
-            return ReplayResult(header.trace_id, "violation", n, divergence, actions=tuple(sorted(replayer.counts.items())))
-    problem = replayer.finish() if last else None
-    if problem is not None:
-        d = Divergence(header.trace_id, n, "claim broken at trace end", "every request settled once or in flight", problem, "", "")
-        return ReplayResult(header.trace_id, "violation", n, d, actions=tuple(sorted(replayer.counts.items())))
-    return ReplayResult(header.trace_id, "conformant", n, actions=tuple(sorted(replayer.counts.items())))
+        result = replayer.judge(record, n)
+        if result is not None:
+            return result
+    return replayer.conclude(n, last)
 
 
 def merge_segments(results: Sequence[ReplayResult]) -> ReplayResult:
@@ -384,19 +428,6 @@ def replay_records(records: Iterable[Mapping[str, Any]]) -> Iterator[ReplayResul
         current = replayers[trace_id]
         events[trace_id] += 1
         if isinstance(current, Replayer):
-            divergence = current.apply(record)
-            if divergence is not None:
-                replayers[trace_id] = ReplayResult(
-                    trace_id, "violation", events[trace_id], divergence, actions=tuple(sorted(current.counts.items()))
-                )
+            replayers[trace_id] = current.judge(record, events[trace_id]) or current
     for trace_id, current in replayers.items():
-        if isinstance(current, ReplayResult):
-            yield current
-            continue
-        problem = current.finish()
-        acts = tuple(sorted(current.counts.items()))
-        if problem is not None:
-            d = Divergence(trace_id, events[trace_id], "claim broken at trace end", "every request settled once or in flight", problem, "", "")
-            yield ReplayResult(trace_id, "violation", events[trace_id], d, actions=acts)
-        else:
-            yield ReplayResult(trace_id, "conformant", events[trace_id], actions=acts)
+        yield current if isinstance(current, ReplayResult) else current.conclude(events[trace_id], last=True)
