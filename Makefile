@@ -21,7 +21,7 @@ export PYTHONHASHSEED        := 0
 .DEFAULT_GOAL := help
 # Targets run one after another (test = typecheck, then pytest, then symbolic).
 .NOTPARALLEL:
-.PHONY: help venv check-java demo test typecheck pytest symbolic check-deep mutants bench docs clean distclean
+.PHONY: help venv check-java demo test typecheck pytest symbolic check-deep mutants bench bench-100m docs clean distclean
 
 help:
 	@echo "make venv        create/refresh .venv and install the project with its dev tools"
@@ -31,7 +31,8 @@ help:
 	@echo "make symbolic    CrossHair contract checks (python -m spec.symbolic)"
 	@echo "make check-deep  the test suite with HYPOTHESIS_PROFILE=deep"
 	@echo "make mutants     mutation check of the properties"
-	@echo "make bench       Spark trace benchmarks"
+	@echo "make bench       Spark trace benchmarks on 1M and 10M events (docs/benchmarks.md)"
+	@echo "make bench-100m  validation, rules and replay of a 100M-event dataset (about an hour here)"
 	@echo "make demo        explore the spec, then record and check source 004's retry storm"
 	@echo "make docs        generate documentation"
 	@echo "make clean       remove caches and build output (distclean also removes .venv)"
@@ -109,6 +110,9 @@ demo: check-java $(STAMP)
 
 bench: check-java $(STAMP)
 	$(BIN)/python -m traces.bench
+
+bench-100m: check-java $(STAMP)
+	$(BIN)/python -m traces.bench --sizes 100000000 --replay-size 100000000 --no-plain --long-events 0 --section bench-100m
 
 docs: $(STAMP)
 	$(BIN)/python -m spec.docgen

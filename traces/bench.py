@@ -214,7 +214,8 @@ def main() -> int:
             lines.append(f"- dataset {n:,}: {len(v.traces)} traces, {v.events:,} events")
         replay_path = str(datasets[args.replay_size])
         replay_events = validators[args.replay_size].events
-        run_check(spark, [str(datasets[sizes[0]])], rules=True, replay=False, validator=validators[sizes[0]])  # warm-up
+        warm = str(args.work / "base" / BASE_WORKLOADS[0])
+        run_check(spark, [warm], rules=True, replay=True, validator=validate([warm]))  # JVM and workers warm up
         for n in sizes:
             v = validators[n]
             mr, _ = timed(
