@@ -1,7 +1,8 @@
 """Reading and validating traces: JSON Lines or Parquet; files, directories or globs.
 
-Validation streams: one record at a time, with per-trace bookkeeping only (last ``seq``, the
-header). The first problem of each file is reported with the file, the line (JSON Lines) or
+Validation streams: one record at a time (JSON Lines) or one batch at a time (Parquet, checked
+with Arrow compute and numpy, and row by row only when a batch is not clean), with per-trace
+bookkeeping only (last ``seq``, the header). The first problem of each file is reported with the file, the line (JSON Lines) or
 row (Parquet) and the field; any problem makes the input invalid (exit code 2), so an
 unreadable line can never be skipped into a pass.
 """
@@ -10,12 +11,15 @@ from __future__ import annotations
 
 import glob
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from spec.codes import RequestCode
@@ -40,6 +44,7 @@ from traces.format import (
 #: A longer JSON line is refused before it is parsed: no legitimate record comes near it.
 MAX_LINE_BYTES = 1 << 20
 PARQUET_BATCH = 65_536
+_DICTIONARY_COLUMNS = ("trace_id", "kind", "topic", "executor", "queue")
 
 _COLUMN_TYPES: dict[str, str] = {
     "trace_id": "str",
@@ -141,7 +146,8 @@ def _jsonl_records(path: Path) -> Iterator[tuple[Location, dict[str, Any]]]:
             yield where, record
 
 
-def _parquet_records(path: Path) -> Iterator[tuple[Location, dict[str, Any]]]:
+def _parquet_batches(path: Path) -> Iterator[tuple[int, pa.RecordBatch]]:
+    """The batches of one Parquet file (ARROW_SCHEMA, the _DICTIONARY_COLUMNS dictionary-encoded), each with the number of its first row."""
     where = Location(str(path), row=0)
     try:
         pf = pq.ParquetFile(path)
@@ -157,14 +163,26 @@ def _parquet_records(path: Path) -> Iterator[tuple[Location, dict[str, Any]]]:
     extra = [n for n in schema.names if n not in ARROW_SCHEMA.names]
     if extra:
         raise _Located(where, f"unknown column(s) {extra}")
+    # Strings that repeat arrive dictionary-encoded: cheaper to decode, and accept_batch groups
+    # by kind and by trace through the dictionary.
     row = 0
     try:
+        pf = pq.ParquetFile(path, metadata=pf.metadata, read_dictionary=list(_DICTIONARY_COLUMNS))
         for batch in pf.iter_batches(batch_size=PARQUET_BATCH, columns=list(ARROW_SCHEMA.names)):
-            for record in batch.to_pylist():
-                yield Location(str(path), row=row), record
-                row += 1
+            yield row, batch
+            row += batch.num_rows
     except (pa.ArrowException, OSError) as e:
         raise _Located(Location(str(path), row=row), f"unreadable Parquet data: {e}") from None
+
+
+def _rows(path: Path, first: int, batch: pa.RecordBatch) -> Iterator[tuple[Location, dict[str, Any]]]:
+    for i, record in enumerate(batch.to_pylist()):
+        yield Location(str(path), row=first + i), record
+
+
+def _parquet_records(path: Path) -> Iterator[tuple[Location, dict[str, Any]]]:
+    for first, batch in _parquet_batches(path):
+        yield from _rows(path, first, batch)
 
 
 class _Located(Exception):
@@ -195,6 +213,134 @@ def _check_type(record: Mapping[str, Any], name: str, kind: str, required: bool)
 
 _KNOWN_CODES = {c.value for c in RequestCode}
 _EXECUTOR_NAMES = {n.value for n in ExecutorName}
+
+
+def _parse_header(record: Mapping[str, Any]) -> TraceHeader:
+    """The header a header record describes; _Bad names the field if it is not a valid header."""
+    seq = record["seq"]
+    if seq != 0:
+        raise _Bad(f"field 'seq': a header has seq 0, got {seq}")
+    for name in HEADER_COLUMNS:
+        if name != "config":
+            _check_type(record, name, "str", required=True)
+    if record["format_version"] != FORMAT_VERSION:
+        raise _Bad(f"field 'format_version': unknown format version {record['format_version']!r}; this reader knows {FORMAT_VERSION!r}")
+    if record["observation"] not in {o.value for o in Observation}:
+        raise _Bad(f"field 'observation': {record['observation']!r} is not one of {[o.value for o in Observation]}")
+    config = record.get("config")
+    if isinstance(config, str):
+        try:
+            config = json.loads(config)
+        except json.JSONDecodeError as e:
+            raise _Bad(f"field 'config': malformed JSON: {e}") from None
+    if not isinstance(config, dict):
+        raise _Bad("field 'config' must be an object")
+    try:
+        header = header_from_record({**record, "config": config})
+    except ConfigError as e:
+        raise _Bad(f"field {e}") from None
+    return header
+
+
+# -- The same checks, a Parquet batch at a time ----------------------------------------------------
+#
+# Validator.check walks one dict per row; building those dicts alone caps it near 100k rows/s.
+# Validator.accept_batch decides with pyarrow.compute and numpy whether *every* row of a batch
+# would pass Validator.check, in order, from the validator's current state; only then does it
+# take the batch. Any doubt leaves the state untouched and the caller checks the batch row by
+# row, so every message still comes from Validator.check. Parquet's schema (checked per file in
+# _parquet_batches) fixes each column's type, so what remains per row is presence, values and order.
+
+#: Event kinds by code (the row of each table below); the header's code comes last.
+_EVENT_KINDS: tuple[str, ...] = (*KINDS, RESPONSE_KIND)
+_HEADER_CODE = len(_EVENT_KINDS)
+_KIND_CODES: dict[str, int] = {**{k: i for i, k in enumerate(_EVENT_KINDS)}, HEADER_KIND: _HEADER_CODE}
+_OBSERVATIONS: tuple[Observation, ...] = tuple(Observation)
+
+
+def _by_kind(test: Callable[[str], bool]) -> npt.NDArray[np.bool_]:
+    """Per kind code, whether ``test`` holds for that event kind (never for the header)."""
+    return np.array([test(k) for k in _EVENT_KINDS] + [False])
+
+
+_IS_ARRIVAL = _by_kind(lambda k: k == "RequestArrives")
+_IS_RESPONSE = _by_kind(lambda k: k == RESPONSE_KIND)
+#: Per executor-naming column, per kind code: whether the kind carries it.
+_CARRIES = {name: np.array([name in KIND_FIELDS[k] for k in _EVENT_KINDS] + [False]) for name in ("executor", "queue")}
+
+#: The columns an event must carry or leave null, by its kind. A row's *null pattern* has bit i
+#: set when _SHAPE_COLUMNS[i] is null there, and always the bit _NEVER.
+_SHAPE_COLUMNS: tuple[str, ...] = ("ts", *EVENT_FIELD_COLUMNS, *HEADER_COLUMNS)
+_NEVER = 1 << len(_SHAPE_COLUMNS)
+assert _NEVER < 1 << 63 and all(set(fields) <= set(_SHAPE_COLUMNS) for fields in KIND_FIELDS.values())
+
+
+def _null_rule(observation: Observation, kind: str) -> tuple[int, int]:
+    """(mask, expected): a row of ``kind`` in a trace at level ``observation`` passes the checks
+    of presence in Validator.check iff ``pattern & mask == expected``. A kind the level does not
+    show, or a column both required and forbidden, expects _NEVER clear: no row passes."""
+    if kind == HEADER_KIND:
+        return 0, 0  # Validator.check looks at no other column of a header
+    if kind not in LEVEL_KINDS[observation]:
+        return _NEVER, 0
+    mask = expected = 0
+    for i, name in enumerate(_SHAPE_COLUMNS):
+        optional = observation is Observation.BLACK_BOX and name in BLACK_BOX_OPTIONAL
+        required = (name == "ts" or name in KIND_FIELDS[kind]) and not optional
+        forbidden = (name in EVENT_FIELD_COLUMNS and name not in KIND_FIELDS[kind]) or name in HEADER_COLUMNS
+        if required and forbidden:
+            return _NEVER, 0
+        if required or forbidden:
+            mask |= 1 << i
+        if forbidden:
+            expected |= 1 << i
+    return mask, expected
+
+
+#: _null_rule per (observation level, kind code), flattened: index level * len(_KIND_CODES) + code.
+_NULL_MASK, _NULL_EXPECTED = (
+    np.array([_null_rule(o, k)[part] for o in _OBSERVATIONS for k in _KIND_CODES], np.uint64) for part in (0, 1)
+)
+_KNOWN_CODE_VALUES = pa.array(sorted(_KNOWN_CODES), pa.int64())
+_EXECUTOR_VALUES = pa.array(sorted(_EXECUTOR_NAMES), pa.string())
+
+
+def _nulls(column: pa.Array) -> npt.NDArray[np.bool_]:
+    """Per row, whether ``column`` is null there."""
+    if column.null_count == 0:
+        return np.zeros(len(column), np.bool_)
+    result: npt.NDArray[np.bool_] = column.is_null().to_numpy(zero_copy_only=False)
+    return result
+
+
+def _codes(column: pa.Array) -> tuple[npt.NDArray[np.intp], list[Any]]:
+    """The column's distinct values (in order of first appearance in the dictionary) and, per row,
+    the index of its value among them. The column has no null index; a dictionary read from
+    Parquet may repeat a value or hold values no row uses, and neither shows up here."""
+    encoded = column if pa.types.is_dictionary(column.type) else pc.dictionary_encode(column)
+    first: dict[Any, int] = {}
+    canonical = np.array([first.setdefault(v, len(first)) for v in encoded.dictionary.to_pylist()], np.intp)
+    codes = canonical[encoded.indices.to_numpy(zero_copy_only=False)]
+    used = np.flatnonzero(np.bincount(codes, minlength=len(first)))
+    compact = np.zeros(len(first), np.intp)
+    compact[used] = np.arange(len(used))
+    values = list(first)
+    return compact[codes], [values[u] for u in used.tolist()]
+
+
+def _responses_well_formed(responses: pa.Array, event_rows: npt.NDArray[np.bool_], kind: npt.NDArray[np.intp]) -> bool:
+    """Validator._check_responses for every event row: a Response event carries exactly one
+    response; every response is an object with request_id and code (remark is a string or
+    null by the schema)."""
+    lengths = pc.fill_null(pc.list_value_length(responses), 0).to_numpy(zero_copy_only=False)
+    if np.any(_IS_RESPONSE[kind] & (lengths != 1)):
+        return False
+    items = pc.list_flatten(responses)
+    if len(items) == 0:
+        return True
+    broken = _nulls(items) | _nulls(pc.struct_field(items, "request_id")) | _nulls(pc.struct_field(items, "code"))
+    owner = pc.list_parent_indices(responses).to_numpy(zero_copy_only=False)
+    return not np.any(broken & event_rows[owner])
 
 
 @dataclass
@@ -263,31 +409,101 @@ class Validator:
         progress.last_seq = seq
         self.events += 1
 
-    def _check_header(self, record: Mapping[str, Any]) -> None:
-        trace_id, seq = record["trace_id"], record["seq"]
-        if trace_id in self.traces:
-            raise _Bad(f"trace {trace_id!r} has a second header at seq {seq}")
-        if seq != 0:
-            raise _Bad(f"field 'seq': a header has seq 0, got {seq}")
-        for name in HEADER_COLUMNS:
-            if name != "config":
-                _check_type(record, name, "str", required=True)
-        if record["format_version"] != FORMAT_VERSION:
-            raise _Bad(f"field 'format_version': unknown format version {record['format_version']!r}; this reader knows {FORMAT_VERSION!r}")
-        if record["observation"] not in {o.value for o in Observation}:
-            raise _Bad(f"field 'observation': {record['observation']!r} is not one of {[o.value for o in Observation]}")
-        config = record.get("config")
-        if isinstance(config, str):
+    def accept_batch(self, batch: pa.RecordBatch) -> bool:
+        """Take every row of ``batch`` (in the reader's schema) if each would pass :meth:`check` in
+        turn, and return True; otherwise change nothing and return False.
+
+        post: the state is what :meth:`check` row by row would leave, whenever this returns True.
+        """
+        n = batch.num_rows
+        if n == 0:
+            return True
+        columns = {name: batch.column(name) for name in batch.schema.names}
+        if any(columns[name].null_count for name in ("trace_id", "seq", "kind")):
+            return False
+        kind_index, kind_names = _codes(columns["kind"])
+        if any(k not in _KIND_CODES for k in kind_names):
+            return False
+        kind = np.array([_KIND_CODES[k] for k in kind_names], np.intp)[kind_index]
+        trace, trace_ids = _codes(columns["trace_id"])
+        seq: npt.NDArray[np.int64] = columns["seq"].to_numpy()
+
+        # Headers are few (one per trace): Validator.check's own parser judges each.
+        header_rows = np.flatnonzero(kind == _HEADER_CODE)
+        new: dict[str, tuple[int, TraceHeader]] = {}
+        for row, record in zip(header_rows.tolist(), batch.take(pa.array(header_rows)).to_pylist()):
+            if record["trace_id"] in self.traces or record["trace_id"] in new:
+                return False
             try:
-                config = json.loads(config)
-            except json.JSONDecodeError as e:
-                raise _Bad(f"field 'config': malformed JSON: {e}") from None
-        if not isinstance(config, dict):
-            raise _Bad("field 'config' must be an object")
-        try:
-            header = header_from_record({**record, "config": config})
-        except ConfigError as e:
-            raise _Bad(f"field {e}") from None
+                new[record["trace_id"]] = (row, _parse_header(record))
+            except _Bad:
+                return False
+
+        # Per distinct trace of the batch: the seq before the batch, the row of its header in the
+        # batch (-1: before the batch), its observation level.
+        last_seq = np.zeros(len(trace_ids), np.int64)
+        header_row = np.full(len(trace_ids), -1, np.int64)
+        level = np.zeros(len(trace_ids), np.intp)
+        for t, trace_id in enumerate(trace_ids):
+            progress = self.traces.get(trace_id)
+            if progress is not None:
+                last_seq[t], header = progress.last_seq, progress.header
+            elif trace_id in new:
+                header_row[t], header = new[trace_id]
+            else:
+                return False  # its rows are events before any header
+            level[t] = _OBSERVATIONS.index(header.observation)
+        if last_seq.max() > np.iinfo(np.int64).max - n:
+            return False  # the expected seqs below would overflow
+
+        events = kind != _HEADER_CODE
+        event_rows = np.flatnonzero(events)
+        if np.any(event_rows <= header_row[trace[event_rows]]):
+            return False  # an event before its trace's header
+
+        # Each trace's events, in row order, are last_seq + 1, + 2, ...: a stable sort by trace
+        # keeps row order within a trace; the rank within its trace gives each event's seq.
+        event_trace = trace[event_rows]
+        order = np.argsort(event_trace, kind="stable")
+        by_trace = event_trace[order]
+        starts = np.flatnonzero(np.r_[True, by_trace[1:] != by_trace[:-1]]) if len(by_trace) else np.zeros(0, np.intp)
+        counts = np.diff(np.r_[starts, len(by_trace)])
+        rank = np.arange(len(by_trace)) - np.repeat(starts, counts)
+        if not np.array_equal(seq[event_rows][order], last_seq[by_trace] + rank + 1):
+            return False
+
+        # Presence of every column, and the kind's level, in one comparison per row.
+        pattern = np.full(n, _NEVER, np.uint64)
+        for i, name in enumerate(_SHAPE_COLUMNS):
+            if columns[name].null_count == n:
+                pattern |= np.uint64(1 << i)
+            elif columns[name].null_count:
+                pattern |= _nulls(columns[name]).astype(np.uint64) << np.uint64(i)
+        rule = level[trace] * len(_KIND_CODES) + kind
+        if np.any((pattern & _NULL_MASK[rule]) != _NULL_EXPECTED[rule]):
+            return False
+        arrivals = _IS_ARRIVAL[kind]
+        if np.any(arrivals) and not pc.all(pc.is_in(columns["code"].filter(pa.array(arrivals)), _KNOWN_CODE_VALUES)).as_py():
+            return False
+        for name, carries in _CARRIES.items():
+            carriers = carries[kind]
+            if np.any(carriers) and not pc.all(pc.is_in(columns[name].filter(pa.array(carriers)), _EXECUTOR_VALUES)).as_py():
+                return False
+        if not _responses_well_formed(columns["responses"], events, kind):
+            return False
+
+        for trace_id, (_, header) in new.items():
+            self.traces[trace_id] = _TraceProgress(header, 0, LEVEL_KINDS[header.observation])
+        for t, count in zip(by_trace[starts].tolist(), counts.tolist()):
+            self.traces[trace_ids[t]].last_seq = int(last_seq[t]) + count
+        self.events += len(event_rows)
+        return True
+
+    def _check_header(self, record: Mapping[str, Any]) -> None:
+        trace_id = record["trace_id"]
+        if trace_id in self.traces:
+            raise _Bad(f"trace {trace_id!r} has a second header at seq {record['seq']}")
+        header = _parse_header(record)
         self.traces[trace_id] = _TraceProgress(header, 0, LEVEL_KINDS[header.observation])
 
     @staticmethod
@@ -324,17 +540,25 @@ def read_records(paths: Sequence[str], validator: Validator | None = None) -> It
     Records of a good file are yielded as they are read; a later bad file still raises, so a
     consumer must treat its results as void when this raises.
     """
-    validator = validator or Validator()
+    return _read(paths, validator or Validator(), keep=True)
+
+
+def validate(paths: Sequence[str]) -> Validator:
+    """Validate every record of ``paths`` (streaming); the validator then holds each trace's header."""
+    validator = Validator()
+    for _ in _read(paths, validator, keep=False):
+        pass
+    return validator
+
+
+def _read(paths: Sequence[str], validator: Validator, keep: bool) -> Iterator[Record]:
+    """The records of every file, validated; without ``keep``, a Parquet batch that is valid as a
+    whole is taken without building its records (only validation wants nothing but the verdict)."""
     problems: list[str] = []
     for path in resolve(paths):
         before = validator.events + len(validator.traces)
         try:
-            for where, data in raw_records(path):
-                try:
-                    validator.check(data)
-                except _Bad as e:
-                    raise _Located(where, str(e)) from None
-                yield Record(where, data)
+            yield from _file_records(path, validator, keep)
         except _Located as e:
             problems.append(str(e))
             continue
@@ -344,9 +568,23 @@ def read_records(paths: Sequence[str], validator: Validator | None = None) -> It
         raise TraceInputError(problems)
 
 
-def validate(paths: Sequence[str]) -> Validator:
-    """Validate every record of ``paths`` (streaming); the validator then holds each trace's header."""
-    validator = Validator()
-    for _ in read_records(paths, validator):
-        pass
-    return validator
+def _file_records(path: Path, validator: Validator, keep: bool) -> Iterator[Record]:
+    if not _is_parquet(path):
+        yield from _checked(_jsonl_records(path), validator)
+        return
+    for first, batch in _parquet_batches(path):
+        if validator.accept_batch(batch):
+            if keep:
+                yield from (Record(where, data) for where, data in _rows(path, first, batch))
+        else:
+            # Row by row from the state before the batch: the same first problem and message.
+            yield from _checked(_rows(path, first, batch), validator)
+
+
+def _checked(records: Iterator[tuple[Location, dict[str, Any]]], validator: Validator) -> Iterator[Record]:
+    for where, data in records:
+        try:
+            validator.check(data)
+        except _Bad as e:
+            raise _Located(where, str(e)) from None
+        yield Record(where, data)

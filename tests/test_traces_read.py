@@ -1,0 +1,319 @@
+"""The vectorised Parquet validation (Validator.accept_batch) agrees with the per-row validator.
+
+accept_batch may take a batch only if Validator.check would take every row of it in turn, and
+must then leave the same bookkeeping; when it declines, the reader re-checks the batch row by
+row, so the messages are Validator.check's. The table below corrupts one field (or the order)
+of valid batches cut from the example traces, at each observation level, and requires both
+validators to agree on clean / not clean for every corruption.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import traces.read as read
+from spec.profiles import ExecutorName
+from traces.format import ARROW_SCHEMA, HEADER_KIND, KINDS, LEVEL_KINDS, RESPONSE_KIND, Observation
+from traces.read import TraceInputError, Validator, validate
+
+Record = dict[str, Any]
+EXAMPLES = Path(__file__).parent.parent / "traces" / "examples"
+
+
+def _example(name: str) -> list[Record]:
+    """An example trace as Parquet rows (config as JSON text)."""
+    records = [json.loads(line) for line in (EXAMPLES / name).read_text().splitlines()]
+    return [{**r, "config": json.dumps(r["config"])} if "config" in r else r for r in records]
+
+
+def _at_level(records: list[Record], observation: Observation, trace_id: str) -> list[Record]:
+    """The trace as a recorder at ``observation`` would have written it: the kinds that level
+    shows, renumbered; black-box: arrivals without io_thread, every response its own event."""
+    header = {**records[0], "observation": observation.value, "trace_id": trace_id}
+    events: list[Record] = []
+    for r in records[1:]:
+        if observation is Observation.BLACK_BOX:
+            if r["kind"] == "RequestArrives":
+                events.append({**r, "io_thread": None, "responses": []})
+            events += [{"ts": r["ts"], "kind": RESPONSE_KIND, "responses": [resp]} for resp in r.get("responses", [])]
+        elif r["kind"] in LEVEL_KINDS[observation]:
+            events.append(r)
+    return [header] + [{**e, "trace_id": trace_id, "seq": i} for i, e in enumerate(events, 1)]
+
+
+def _batch(rows: list[Record]) -> pa.RecordBatch:
+    return pa.RecordBatch.from_pylist(rows, schema=ARROW_SCHEMA)
+
+
+def _as_read(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """The batch as the reader gets it from Parquet: the repeated strings dictionary-encoded."""
+    columns = [pc.dictionary_encode(c) if n in read._DICTIONARY_COLUMNS else c for n, c in zip(batch.schema.names, batch.columns)]
+    return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
+
+
+def _state(v: Validator) -> tuple[object, ...]:
+    return v.events, [(t, p.header, p.last_seq, p.kinds) for t, p in v.traces.items()]
+
+
+def _row_by_row(v: Validator, batch: pa.RecordBatch) -> bool:
+    try:
+        for record in batch.to_pylist():
+            v.check(record)
+    except read._Bad:
+        return False
+    return True
+
+
+def _taken(rows: list[list[Record]]) -> Validator:
+    """A validator that has taken ``rows``, a batch at a time."""
+    v = Validator()
+    for batch in rows:
+        assert _row_by_row(v, _batch(batch))
+    return v
+
+
+def _copy(v: Validator) -> Validator:
+    return Validator({t: dataclasses.replace(p) for t, p in v.traces.items()}, v.events)
+
+
+def _agree(before: Validator, batch: pa.RecordBatch, what: str) -> bool:
+    """Both validators judge ``batch`` from the state ``before``; they must agree, and a taken
+    batch must leave the same state (a refused one, the state before it). Whether it is clean."""
+    slow = _copy(before)
+    clean = _row_by_row(slow, batch)
+    for variant in (batch, _as_read(batch)):
+        fast = _copy(before)
+        taken = fast.accept_batch(variant)
+        assert taken == clean, f"{what}: accept_batch says {'clean' if taken else 'not clean'}, Validator.check {'clean' if clean else 'not clean'}"
+        assert _state(fast) == _state(slow if clean else before), what
+    return clean
+
+
+# -- The table of corruptions ------------------------------------------------------------------
+
+_EXECUTORS = [n.value for n in ExecutorName]
+_RESPONSE = {"request_id": 1, "code": 0, "remark": None}
+
+#: Replacement values per column (besides null, which every column gets).
+_VALUES: dict[str, list[object]] = {
+    "trace_id": ["other", ""],
+    "seq": [0, -1, 1, 2**63 - 1],
+    "kind": [*KINDS, RESPONSE_KIND, HEADER_KIND, "WorkerDances"],
+    "executor": [*_EXECUTORS, "bogus"],
+    "queue": [*_EXECUTORS, "bogus"],
+    "code": [0, 10, 15, 99999],
+    "format_version": ["2", ""],
+    "observation": [*[o.value for o in Observation], "glass-box"],
+    "profile": ["5.3.3", "9.9.9"],
+    "config": ["{", "[]", "{}"],
+    "responses": [[], [_RESPONSE, _RESPONSE], [None], [{**_RESPONSE, "request_id": None}], [{**_RESPONSE, "code": None}]],
+}
+_BY_TYPE: dict[pa.DataType, list[object]] = {pa.int64(): [0, -1, 7], pa.string(): ["", "x"], pa.bool_(): [True, False]}
+
+
+def _replacements(name: str, value: object) -> Iterator[object]:
+    yield None
+    for v in _VALUES.get(name, _BY_TYPE.get(ARROW_SCHEMA.field(name).type, [])):
+        if v != value:
+            yield v
+    if isinstance(value, int) and not isinstance(value, bool):
+        yield from (value + 1, value - 1)
+
+
+def _corruptions(rows: list[Record]) -> Iterator[tuple[str, list[Record]]]:
+    """Every single-field change of one row of each kind (and of the header), and every change of order."""
+    firsts: dict[str, int] = {}
+    for i, r in enumerate(rows):
+        firsts.setdefault(r["kind"], i)
+    for i in sorted(firsts.values()):
+        for name in ARROW_SCHEMA.names:
+            for value in _replacements(name, rows[i].get(name)):
+                changed = list(rows)
+                changed[i] = {**rows[i], name: value}
+                yield f"row {i} ({rows[i]['kind']}) {name}={value!r}", changed
+    for i in range(len(rows)):
+        yield f"drop row {i}", rows[:i] + rows[i + 1 :]
+        yield f"repeat row {i}", rows[: i + 1] + rows[i:]
+        if i + 1 < len(rows):
+            yield f"swap rows {i}, {i + 1}", rows[:i] + [rows[i + 1], rows[i]] + rows[i + 2 :]
+
+
+@dataclass(frozen=True)
+class Case:
+    """Valid batches ``before`` (already taken), then ``rows`` to corrupt."""
+
+    name: str
+    before: list[list[Record]]
+    rows: list[Record]
+
+
+def _interleave(a: list[Record], b: list[Record]) -> list[Record]:
+    return [r for pair in zip(a, b) for r in pair] + a[len(b) :] + b[len(a) :]
+
+
+def _cases() -> list[Case]:
+    full = _example("conformant-5.3.3.jsonl")
+    pool = _example("conformant-pool-exhaustion.jsonl")
+    cases = []
+    for observation in Observation:
+        trace = _at_level(full, observation, f"t-{observation.value}")
+        cases.append(Case(f"{observation.value}: header and events in one batch", [], trace[:30]))
+        cases.append(Case(f"{observation.value}: events after an earlier batch", [trace[:20]], trace[20:45]))
+    a, b = _at_level(pool, Observation.FULL, "a"), _at_level(full, Observation.QUEUES, "b")
+    cases.append(Case("two traces interleaved, one header earlier", [a[:10]], _interleave(a[10:30], b[:20])))
+    return cases
+
+
+@pytest.mark.parametrize("case", _cases(), ids=lambda c: c.name)
+def test_accept_batch_agrees_with_check_on_every_single_corruption(case: Case) -> None:
+    before = _taken(case.before)
+    assert _agree(before, _batch(case.rows), "unchanged")
+    refused = sum(not _agree(before, _batch(rows), what) for what, rows in _corruptions(case.rows))
+    assert refused > 100  # the table really breaks batches, not only harmless fields
+
+
+@given(st.data())
+def test_accept_batch_agrees_with_check_on_several_corruptions(data: st.DataObject) -> None:
+    case = data.draw(st.sampled_from(_cases()))
+    rows = list(case.rows)
+    for _ in range(data.draw(st.integers(1, 3))):
+        i = data.draw(st.integers(0, len(rows) - 1))
+        name = data.draw(st.sampled_from(ARROW_SCHEMA.names))
+        rows[i] = {**rows[i], name: data.draw(st.sampled_from(list(_replacements(name, rows[i].get(name)))))}
+    _agree(_taken(case.before), _batch(rows), repr(rows))
+
+
+def test_a_dictionary_that_repeats_values_or_holds_unused_ones() -> None:
+    # Parquet may hand a batch a dictionary shared with other batches: values no row uses, or
+    # one value twice; a trace split over two dictionary entries is still one trace.
+    rows = _at_level(_example("conformant-5.3.3.jsonl"), Observation.FULL, "t")[:12]
+    batch = _batch(rows)
+    ids = pa.DictionaryArray.from_arrays(pa.array([0, 2] * 6, pa.int32()), pa.array(["t", "unused", "t"]))
+    split = batch.set_column(batch.schema.get_field_index("trace_id"), "trace_id", ids)
+    assert Validator().accept_batch(split) and _row_by_row(Validator(), split)
+    reordered = pa.RecordBatch.from_pylist([rows[0], rows[2], rows[1], *rows[3:]], schema=ARROW_SCHEMA)
+    reordered = reordered.set_column(reordered.schema.get_field_index("trace_id"), "trace_id", ids)
+    assert not Validator().accept_batch(reordered) and not _row_by_row(Validator(), reordered)
+
+
+# -- Files: the reader takes clean batches whole and reports the first problem row by row ---------
+
+
+def _write_parquet(path: Path, rows: list[Record], schema: pa.Schema = ARROW_SCHEMA) -> str:
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path, row_group_size=50)
+    return str(path)
+
+
+def _message(paths: list[str]) -> str:
+    with pytest.raises(TraceInputError) as e:
+        validate(paths)
+    return str(e.value)
+
+
+@pytest.fixture
+def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(read, "PARQUET_BATCH", 16)
+
+
+def _row_by_row_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(Validator, "accept_batch", lambda self, batch: False)
+
+
+def test_a_clean_file_is_never_checked_row_by_row(small_batches: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = _at_level(_example("conformant-5.3.3.jsonl"), Observation.FULL, "t")
+    path = _write_parquet(tmp_path / "t.parquet", rows)
+
+    def refuse(self: Validator, record: Record) -> None:
+        raise AssertionError("Validator.check called on a clean batch")
+
+    monkeypatch.setattr(Validator, "check", refuse)
+    v = validate([path])
+    assert v.events == len(rows) - 1 and v.traces["t"].last_seq == len(rows) - 1
+
+
+def _after(rows: list[Record], test: Callable[[Record], bool]) -> int:
+    """The first row past the first batches (row 40) for which ``test`` holds."""
+    return next(i for i, r in enumerate(rows) if i > 40 and test(r))
+
+
+def _carrying(field: str) -> Callable[[list[Record]], int]:
+    """The first row past row 40 that carries ``field`` (a non-empty value)."""
+    return lambda rows: _after(rows, lambda r: bool(r.get(field)))
+
+
+def _second_header_without_config(rows: list[Record]) -> int:
+    rows.insert(131, {**rows[0], "trace_id": "second", "config": "{}"})
+    return 131
+
+
+def _set(where: Callable[[list[Record]], int], **values: object) -> Callable[[list[Record]], int]:
+    def change(rows: list[Record]) -> int:
+        index = where(rows)
+        rows[index].update(values)
+        return index
+
+    return change
+
+
+def _at(index: int) -> Callable[[list[Record]], int]:
+    return lambda rows: index
+
+
+#: (what the message names, the change; it returns the row it changed).
+BAD_ROWS: list[tuple[str, Callable[[list[Record]], int]]] = [
+    ("field 'seq': trace 't' seq 102 after seq 99", _set(_at(100), seq=102)),
+    ("field 'seq' is missing", _set(_at(140), seq=None)),
+    ("field 'kind': unknown kind 'WorkerDances'", _set(_at(77), kind="WorkerDances")),
+    ("field 'kind' is missing", _set(_at(130), kind=None)),
+    ("field 'trace_id' is missing", _set(_at(130), trace_id=None)),
+    ("field 'executor': unknown executor 'bogus'", _set(_carrying("executor"), executor="bogus")),
+    ("field 'responses[0]' must be an object", _set(_carrying("responses"), responses=[None])),
+    ("field 'io_thread' is missing", _set(lambda rows: _after(rows, lambda r: r["kind"] == "RequestArrives"), io_thread=None)),
+    ("field config.executors is missing", _second_header_without_config),
+]
+
+
+@pytest.mark.parametrize(("message", "change"), BAD_ROWS, ids=[m for m, _ in BAD_ROWS])
+def test_a_bad_row_in_a_later_batch_gets_the_row_by_row_message(
+    small_batches: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, message: str, change: Callable[[list[Record]], int]
+) -> None:
+    rows = _at_level(_example("conformant-5.3.3.jsonl"), Observation.FULL, "t")[:200]
+    index = change(rows)
+    # A file may declare trace_id/seq/kind nullable: the schema check compares types only.
+    schema = pa.schema([f.with_nullable(True) for f in ARROW_SCHEMA])
+    path = _write_parquet(tmp_path / "t.parquet", rows, schema)
+    vectorised = _message([path])
+    assert f"t.parquet row {index}: " in vectorised and message in vectorised, vectorised
+    _row_by_row_only(monkeypatch)
+    assert _message([path]) == vectorised
+
+
+def test_a_trace_continues_across_batches_and_files(small_batches: None, tmp_path: Path) -> None:
+    rows = _at_level(_example("conformant-5.3.3.jsonl"), Observation.QUEUES, "t")
+    first = _write_parquet(tmp_path / "a.parquet", rows[:101])
+    second = _write_parquet(tmp_path / "b.parquet", rows[101:])
+    v = validate([first, second])
+    assert v.events == len(rows) - 1 and v.traces["t"].last_seq == len(rows) - 1
+    gap = _write_parquet(tmp_path / "b.parquet", rows[102:])
+    assert f"b.parquet row 0: field 'seq': trace 't' seq 102 after seq 100 skips seq 101..101" in _message([first, gap])
+
+
+def test_nulls_that_a_black_box_trace_may_leave(small_batches: None, tmp_path: Path) -> None:
+    full = _example("conformant-5.3.3.jsonl")
+    black_box = _at_level(full, Observation.BLACK_BOX, "b")
+    assert any(r["kind"] == "RequestArrives" and r["io_thread"] is None for r in black_box)
+    assert validate([_write_parquet(tmp_path / "b.parquet", black_box)]).events == len(black_box) - 1
+    queues = [{**r, "io_thread": None} if r["kind"] == "RequestArrives" else r for r in _at_level(full, Observation.QUEUES, "q")]
+    assert "field 'io_thread' is missing" in _message([_write_parquet(tmp_path / "q.parquet", queues)])
