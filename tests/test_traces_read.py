@@ -317,3 +317,23 @@ def test_nulls_that_a_black_box_trace_may_leave(small_batches: None, tmp_path: P
     assert validate([_write_parquet(tmp_path / "b.parquet", black_box)]).events == len(black_box) - 1
     queues = [{**r, "io_thread": None} if r["kind"] == "RequestArrives" else r for r in _at_level(full, Observation.QUEUES, "q")]
     assert "field 'io_thread' is missing" in _message([_write_parquet(tmp_path / "q.parquet", queues)])
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"worker": 0}, "t.jsonl:3: field 'worker' does not belong to kind RequestArrives"),
+        ({"profile": "5.3.3"}, "t.jsonl:3: field 'profile' belongs to the header, not to kind RequestArrives"),
+        ({"worker": None, "profile": None}, ""),
+    ],
+)
+def test_a_json_record_with_a_field_of_another_kind(tmp_path: Path, extra: Record, message: str) -> None:
+    records = [json.loads(line) for line in (EXAMPLES / "conformant-5.3.3.jsonl").read_text().splitlines()][:3]
+    assert records[2]["kind"] == "RequestArrives"
+    records[2].update(extra)
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    if message:
+        assert message in _message([str(path)])
+    else:
+        assert validate([str(path)]).events == 2
