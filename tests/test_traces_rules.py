@@ -1,4 +1,4 @@
-"""Every rule passes its passing example and flags its failing example, on Spark and (scan rules) in plain Python."""
+"""Every rule passes its passing example and flags its failing example, on Spark and (scan rules) outside Spark."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 from traces.examples import BREAKS, EXAMPLES
 from traces.format import header_from_record
 from traces.read import read_records
-from traces.rules import RULES, scan_trace
+from traces.rules import RULES
+from traces.scan import events_table, scan_trace
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -31,8 +32,8 @@ def test_every_rule_has_examples_and_a_described_break() -> None:
 @pytest.mark.parametrize("rule", [r for r in RULES if r.body == "scan"], ids=lambda r: r.name)
 def test_scan_rule_on_its_examples(rule: Any) -> None:
     good, bad = _records(rule.passing), _records(rule.failing)
-    passed = scan_trace(header_from_record(good[0]), good[1:])[rule.name]
-    failed = scan_trace(header_from_record(bad[0]), bad[1:])[rule.name]
+    passed = scan_trace(header_from_record(good[0]), events_table(good[1:]))[rule.name]
+    failed = scan_trace(header_from_record(bad[0]), events_table(bad[1:]))[rule.name]
     assert passed.checked > 0 and passed.violations == 0, (rule.name, passed.sample)
     assert failed.violations > 0 and failed.sample
 

@@ -18,7 +18,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -28,7 +30,8 @@ from spec.codes import OVERLOAD_REMARK, PC_SYNCHRONIZED_REMARK, REJECT_REQUEST_R
 from traces.format import ARROW_SCHEMA, HEADER_COLUMNS, HEADER_KIND, TraceHeader, header_from_record, header_record
 from traces.read import Validator, resolve, validate
 from traces.replay import replay_trace
-from traces.rules import LEVEL_ORDER, RULES, RULES_BY_NAME, SAMPLE, header_facts, scan_trace
+from traces.rules import LEVEL_ORDER, RULES, RULES_BY_NAME, SAMPLE, header_facts
+from traces.scan import SCAN_COLUMNS, TraceScan
 
 REPLAY = "replay"
 UNSCANNED_KINDS = ("ClockAdvances", "FastFailureStopsAtHead", "FastFailureEndsBusyDrain", "WorkerPassesPutCheck")
@@ -172,48 +175,47 @@ def frame_rules(events: DataFrame, facts: DataFrame) -> DataFrame:
 # -- Per-trace work: scan rules, replay, series -------------------------------------------------------
 
 
-def _columns(table: pa.Table) -> Iterator[dict[str, Any]]:
+def _rows(table: pa.Table) -> Iterator[dict[str, Any]]:
     names = table.column_names
     cols = [table.column(n).to_pylist() for n in names]
     for values in zip(*cols):
         yield dict(zip(names, values))
 
 
-def _series(header: TraceHeader, rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _series(header: TraceHeader, scan: TraceScan) -> dict[str, Any]:
     """Downsampled pictures of one trace: queue depth per queue, lock hold vs busy threshold,
-    free buffers, responses by code, each per time bin (max within the bin)."""
-    from traces.rules import TraceScanner
-
-    if not rows:
+    free buffers, responses by code, each per time bin (max within the bin; free buffers at the
+    bin's last event)."""
+    if scan.n == 0:
         return {}
-    t0, t1 = rows[0]["ts"], rows[-1]["ts"]
+    t0, t1 = int(scan.ts[0]), int(scan.ts[-1])
     width = max(1, (t1 - t0 + SERIES_BINS) // SERIES_BINS)
-    scanner = TraceScanner(header)
-    depth: dict[str, list[int]] = {q: [0] * SERIES_BINS for q in scanner.queues}
-    hold = [0] * SERIES_BINS
-    free = [len(scanner.available)] * SERIES_BINS
+    bins = np.minimum(SERIES_BINS - 1, (scan.ts - t0) // width)
+
+    def peak(values: np.ndarray[Any, Any]) -> list[int]:
+        out = np.zeros(SERIES_BINS, np.int64)
+        np.maximum.at(out, bins, values)
+        return [int(v) for v in out]
+
+    pool = header.config.transient_store_pool_size if header.config.pool_enabled else 0
+    free = np.full(SERIES_BINS, pool, np.int64)  # a bin with no event shows the whole pool, as before
+    last = np.flatnonzero(np.concatenate((bins[1:] != bins[:-1], [True])))  # each bin's last event
+    free[bins[last]] = scan.free[last]
     codes: dict[str, list[int]] = {}
-    for row in rows:
-        scanner.event(row["seq"], row["ts"], row["kind"], row)
-        b = min(SERIES_BINS - 1, (row["ts"] - t0) // width)
-        for q, d in scanner.queues.items():
-            depth[q][b] = max(depth[q][b], len(d))
-        begin = scanner.lock.begin_time_in_lock
-        hold[b] = max(hold[b], row["ts"] - begin if begin else 0)
-        free[b] = len(scanner.available)
-        for r in row.get("responses") or []:
-            try:
-                name = ResponseCode(r["code"]).name
-            except ValueError:
-                name = str(r["code"])
-            codes.setdefault(name, [0] * SERIES_BINS)[b] += 1
+    answered = bins[scan.response_event]
+    for code in np.unique(scan.response_code):
+        try:
+            name = ResponseCode(int(code)).name
+        except ValueError:
+            name = str(int(code))
+        codes[name] = [int(v) for v in np.bincount(answered[scan.response_code == code], minlength=SERIES_BINS)]
     return {
         "t0": t0,
         "bin_ms": width,
-        "queue_depth": depth,
-        "lock_hold_ms": hold,
+        "queue_depth": {q: peak(d) for q, d in scan.depth.items()},
+        "lock_hold_ms": peak(np.where(scan.begin != 0, scan.ts - scan.begin, 0)),
         "busy_threshold_ms": header.config.os_page_cache_busy_timeout_ms,
-        "free_buffers": free,
+        "free_buffers": [int(v) for v in free],
         "pool_enabled": header.config.pool_enabled,
         "responses_by_code": codes,
     }
@@ -224,13 +226,13 @@ def per_trace(headers: Mapping[str, dict[str, Any]], rules: bool, replay: bool, 
 
     def run(table: pa.Table) -> pa.Table:
         table = table.sort_by("seq")
-        rows = [r for r in _columns(table) if r["kind"] != HEADER_KIND]
         trace_id = table.column("trace_id")[0].as_py()
         header = header_from_record(headers[trace_id])
         out: list[dict[str, Any]] = []
-        if rules:
+        scan = TraceScan(header, table) if rules or series else None
+        if rules and scan is not None:
             level = LEVEL_ORDER[header.observation]
-            for name, finding in scan_trace(header, rows).items():
+            for name, finding in scan.findings.items():
                 needs = RULES_BY_NAME[name].level
                 if LEVEL_ORDER[needs] > level:
                     status, note = "inconclusive", f"needs observation {needs.value!r}; the trace is {header.observation.value!r}"
@@ -252,7 +254,7 @@ def per_trace(headers: Mapping[str, dict[str, Any]], rules: bool, replay: bool, 
                     }
                 )
         if replay:
-            result = replay_trace(header, rows)
+            result = replay_trace(header, _rows(table))
             d = result.divergence
             out.append(
                 {
@@ -265,13 +267,12 @@ def per_trace(headers: Mapping[str, dict[str, Any]], rules: bool, replay: bool, 
                     "note": result.reason or json.dumps(dict(result.actions)),
                 }
             )
-        counts: dict[str, int] = {}
-        for r in rows:
-            counts[r["kind"]] = counts.get(r["kind"], 0) + 1
-        out.append({"trace_id": trace_id, "rule": KINDS_ROW, "status": "", "checked": len(rows), "violations": 0, "sample": [], "note": json.dumps(counts)})
-        if series:
+        counts = pc.value_counts(table.column("kind")).to_pylist()
+        note = json.dumps({c["values"]: c["counts"] for c in counts})
+        out.append({"trace_id": trace_id, "rule": KINDS_ROW, "status": "", "checked": table.num_rows, "violations": 0, "sample": [], "note": note})
+        if series and scan is not None:
             out.append(
-                {"trace_id": trace_id, "rule": "__series__", "status": "", "checked": 0, "violations": 0, "sample": [], "note": json.dumps(_series(header, rows))}
+                {"trace_id": trace_id, "rule": "__series__", "status": "", "checked": 0, "violations": 0, "sample": [], "note": json.dumps(_series(header, scan))}
             )
         return pa.Table.from_pylist(out, schema=_FINDING_ARROW)
 
@@ -329,8 +330,9 @@ def run_check(
         findings_frames.append(frame_rules(events, facts))
     per_trace_input = events.select(*EVENT_COLUMNS)
     if not (replay or series):
-        # The scans never read these kinds; a third of a typical trace is ClockAdvances.
-        per_trace_input = per_trace_input.where(~F.col("kind").isin(*UNSCANNED_KINDS))
+        # The scans read only their columns, and never these kinds (a third of a typical trace
+        # is ClockAdvances): less to shuffle.
+        per_trace_input = events.select("trace_id", *SCAN_COLUMNS).where(~F.col("kind").isin(*UNSCANNED_KINDS))
     findings_frames.append(
         per_trace_input.groupBy("trace_id").applyInArrow(per_trace(headers, rules, replay, series), FINDING_SCHEMA)
     )

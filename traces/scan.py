@@ -1,0 +1,522 @@
+"""The scan rules, judged over one trace's Arrow columns with array operations.
+
+A scan rule follows a trace's state in ``seq`` order (which request each remoting thread is
+dispatching, each executor queue, each worker's task, the put lock, the pool's buffers, the
+fast-failure schedule, the limiter's buckets). Here that state is rebuilt per event kind with
+numpy instead of a Python loop per event:
+
+- *the request an event refers to*: a remoting thread's current request is the one of its latest
+  ``RequestArrives``, unless a dispatch step that finishes with the request (queues it, starts a
+  worker with it, rejects it, answers "not supported", throttles it) came after it;
+- *queue depth*: a running sum of +1 (queued) and −1 (left the queue), reflected at 0 because
+  leaving an empty queue is a broken trace that takes nothing; the k-th element that leaves a
+  queue is the k-th that entered it (FIFO is what the rule checks against what workers and fast
+  failure say they took);
+- *a worker's task*: the latest event of that worker that gave it a task or ended its task;
+- *the put lock*: the holder before a lock event is the holder named by the previous lock event
+  if that one took the lock; ``beginTimeInLock`` is forward-filled from the events that set it;
+- *the fast-failure schedule*: the k-th run against start + delay + k × period, the switch
+  forward-filled from the operator's events.
+
+Only two states need a sequential walk, and it runs over just the events that touch them (numpy
+masks select them first): the pool's mapped files (``spec.storepool``) and the limiter's token
+buckets (``spec.limiter``). Meaning comes from the spec's pure helpers (``spec.remoting.route``,
+``spec.putlock``, ``spec.storepool``, ``spec.limiter``, ``spec.codes``), never the spec's ``step``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from spec.codes import REJECT_REQUEST_REMARK, RequestCode, parse_clean_queue_remark
+from spec.config import BrokerConfig
+from spec.limiter import circuit_breaker_acquire, create_bucket
+from spec.profiles import ExecutorName
+from spec.putlock import HA_SERVICE, Holder, PutLock, is_os_page_cache_busy
+from spec.remoting import route
+from spec.state import MappedFile
+from spec.storepool import (
+    append_message,
+    buffers_partition_the_pool,
+    commit_file,
+    create_mapped_file,
+    file_awaiting_return,
+    file_to_commit,
+    is_transient_store_pool_deficient,
+    return_committed_buffer,
+)
+from traces.format import TraceHeader
+from traces.rules import LEVEL_ORDER, SAMPLE, SCAN_RULES
+
+Ints = npt.NDArray[np.int64]
+Mask = npt.NDArray[np.bool_]
+
+#: Columns the scan reads.
+SCAN_COLUMNS = ("seq", "ts", "kind", "io_thread", "code", "topic", "executor", "worker", "queue", "enabled", "wait_ms",
+                "request_id", "responses")
+
+#: Dispatch steps after which the remoting thread no longer holds its request.
+_IO_ENDS = ("RateLimitHandlerThrottles", "DispatchQueuesTask", "DispatchStartsWorker", "DispatchAnswersNotSupported",
+            "DispatchRejectsRequest", "DispatchRejectsOverload")
+#: Steps that read the remoting thread's current request.
+_IO_READS = ("RateLimitHandlerAdmits", "RateLimitHandlerThrottles", "DispatchCreatesTask", "DispatchQueuesTask",
+             "DispatchStartsWorker")
+_DEQUEUE_KINDS = ("WorkerTakesTask", "WorkerDiscardsCancelledTask", "WorkerRunsForeignTask")
+#: Steps in which a worker answers the task it took (and so ends it).
+_WORKER_ANSWERS = ("WorkerProcessesRequest", "WorkerFindsPageCacheBusy", "WorkerAppendsAndUnlocks", "WorkerThrowsInsideLock")
+_LOCK_ACQUIRES = ("WorkerAcquiresPutLock", "HaServiceAcquiresPutLock")
+_LOCK_RELEASES = ("WorkerAppendsAndUnlocks", "WorkerThrowsInsideLock", "HaServiceReleasesPutLock")
+_POOL_KINDS = ("WorkerCreatesMappedFile", "CommitServiceCommits", "CommitServiceReturnsBuffer")
+_NONE = -1  # "no request / no element / no holder" in index and key arrays
+_WORKER_SPAN = 1 << 32  # key of a worker thread = executor id × span + worker index
+
+
+@dataclass
+class Finding:
+    """One rule on one trace: how many things it checked, how many broke, a sample of the breaks."""
+
+    checked: int = 0
+    violations: int = 0
+    sample: list[tuple[int, str]] = field(default_factory=list)  # (seq, detail), the earliest breaks
+
+    def add(self, ok: Mask, seqs: Ints, detail: Callable[[int], str]) -> None:
+        """Count checked items ``ok`` (at events ``seqs``); ``detail(i)`` describes broken item ``i``."""
+        self.checked += len(ok)
+        bad = np.flatnonzero(~ok)
+        self.violations += len(bad)
+        self.sample = sorted(self.sample + [(int(seqs[i]), detail(int(i))) for i in bad[:SAMPLE]])[:SAMPLE]
+
+    def one(self, ok: bool, seq: int, detail: Callable[[], str]) -> None:
+        """Count one checked item (from a sequential walk, in seq order)."""
+        self.checked += 1
+        if not ok:
+            self.violations += 1
+            if len(self.sample) < SAMPLE or seq < self.sample[-1][0]:
+                self.sample = sorted(self.sample + [(seq, detail())])[:SAMPLE]
+
+
+def _latest_before(group: Ints, mark: Mask) -> Ints:
+    """For each position i, the largest j < i with ``group[j] == group[i]`` and ``mark[j]``; -1 if none."""
+    n = len(group)
+    if n == 0:
+        return np.empty(0, np.int64)
+    order = np.argsort(group, kind="stable")
+    g = group[order]
+    pos = np.arange(n)
+    latest = np.maximum.accumulate(np.where(mark[order], pos, -1))
+    prev = np.concatenate(([-1], latest[:-1]))
+    first = np.maximum.accumulate(np.where(np.concatenate(([True], g[1:] != g[:-1])), pos, 0))
+    out = np.empty(n, np.int64)
+    out[order] = np.where(prev >= first, order[np.maximum(prev, 0)], -1)
+    return out
+
+
+def _ints(table: pa.Table, name: str) -> Ints:
+    return np.asarray(pc.fill_null(table.column(name), _NONE).to_numpy(), dtype=np.int64)
+
+
+class TraceScan:
+    """Every scan rule over one trace (an Arrow table of its events in ``seq`` order, no header).
+
+    Also keeps, per event, the state the report draws: each queue's depth, ``beginTimeInLock``
+    and the pool's free buffers after the event.
+    """
+
+    def __init__(self, header: TraceHeader, table: pa.Table) -> None:
+        self.config: BrokerConfig = header.config
+        self.level = LEVEL_ORDER[header.observation]
+        self.findings = {name: Finding() for name in SCAN_RULES}
+        self.n = n = table.num_rows
+        self.table = table
+        self.seq = _ints(table, "seq")
+        self.ts = _ints(table, "ts")
+        kinds = pc.dictionary_encode(table.column("kind")).combine_chunks()
+        self._kind_names: list[str] = kinds.dictionary.to_pylist()
+        self.kind = np.asarray(kinds.indices.to_numpy(), dtype=np.int64)
+        self.queue_names = [e.name.value for e in self.config.executors]
+        self.executor = self._executor_ids("executor")
+        self.queue = self._executor_ids("queue")
+        self.worker = _ints(table, "worker")
+        self.request_id = _ints(table, "request_id")
+        self.code = _ints(table, "code")
+        responses = table.column("responses").combine_chunks()
+        self.response_count = np.asarray(pc.fill_null(pc.list_value_length(responses), 0).to_numpy(), dtype=np.int64)
+        flat = pc.list_flatten(responses)
+        self.response_event = np.repeat(np.arange(n), self.response_count)  # event of each response
+        self.response_opaque = np.asarray(pc.fill_null(pc.struct_field(flat, "request_id"), _NONE).to_numpy(), dtype=np.int64)
+        self.response_has_opaque = np.asarray(pc.is_valid(pc.struct_field(flat, "request_id")).to_numpy(zero_copy_only=False))
+        self.response_remark = pc.struct_field(flat, "remark")
+        self.response_code = np.asarray(pc.fill_null(pc.struct_field(flat, "code"), _NONE).to_numpy(), dtype=np.int64)
+        first = np.cumsum(self.response_count) - self.response_count  # index of each event's first response
+        answered = self.response_count > 0
+        self.first_has_opaque = np.zeros(n, bool)  # the event's first response names an opaque
+        self.first_has_opaque[answered] = self.response_has_opaque[first[answered]]
+        self.first_opaque = np.full(n, _NONE, np.int64)
+        self.first_opaque[self.first_has_opaque] = self.response_opaque[first[self.first_has_opaque]]
+
+        self._requests()
+        self.depth = {q: np.zeros(n, np.int64) for q in self.queue_names}  # queue depth after each event
+        self.head = np.full(n, _NONE, np.int64)  # the request (its arrival's index) an element-leaving event took
+        self.left_nothing = np.zeros(n, bool)  # an element-leaving event found its queue empty
+        self._queues()
+        self._workers()
+        self._timeouts()
+        self._fast_failure()
+        pool = self.config.transient_store_pool_size if self.config.pool_enabled else 0
+        self.begin = np.zeros(n, np.int64)  # beginTimeInLock after each event
+        self.free = np.full(n, pool, np.int64)  # pool buffers available after each event
+        self._pool_at: list[tuple[int, tuple[int, ...]]] = [(-1, tuple(range(pool)))]  # (event, available) changes
+        if self.level >= 2:
+            self._lock()
+            self._pool()
+        self._busy_answers()
+        self._limiter()
+
+    # -- columns --------------------------------------------------------------------------------
+
+    def _is(self, *kinds: str) -> Mask:
+        codes = [i for i, k in enumerate(self._kind_names) if k in kinds]
+        return np.isin(self.kind, codes)
+
+    def kind_of(self, i: int) -> str:
+        return self._kind_names[int(self.kind[i])]
+
+    def _executor_ids(self, name: str) -> Ints:
+        """Executor names as indices into ``queue_names``; -1 null, -2 a name the config lacks."""
+        encoded = pc.dictionary_encode(self.table.column(name)).combine_chunks()
+        ids = np.array([self.queue_names.index(v) if v in self.queue_names else -2 for v in encoded.dictionary.to_pylist()] + [_NONE], np.int64)
+        return ids[np.asarray(pc.fill_null(encoded.indices, len(ids) - 1).to_numpy(), dtype=np.int64)]
+
+    def _column_at(self, name: str, at: Ints) -> list[Any]:
+        return list(self.table.column(name).take(pa.array(at, pa.int64())).to_pylist())
+
+    def _queue_id(self, name: ExecutorName) -> int:
+        return self.queue_names.index(name.value) if name.value in self.queue_names else -2
+
+    # -- which request each dispatch step refers to ----------------------------------------------------
+
+    def _requests(self) -> None:
+        """``self.request[i]``: the arrival (its index) a dispatch step of thread ``io_thread`` works on."""
+        n = self.n
+        arrives = self._is("RequestArrives")
+        at = np.flatnonzero(arrives | self._is(*_IO_ENDS) | self._is(*_IO_READS))
+        latest = _latest_before(_ints(self.table, "io_thread")[at], (arrives | self._is(*_IO_ENDS))[at])
+        self.request = np.full(n, _NONE, np.int64)
+        holds = latest >= 0
+        holds[holds] = arrives[at[latest[holds]]]
+        self.request[at[holds]] = at[latest[holds]]
+        self.request[~self._is(*_IO_READS)] = _NONE
+        # The executor each request is routed to (spec.remoting.route), by distinct request code.
+        codes, inverse = np.unique(self.code, return_inverse=True)
+        routed = np.array([self._route(int(c)) for c in codes], np.int64)
+        self.routed = routed[inverse.reshape(-1)]  # meaningful at arrivals
+        # RequestTask.createTimestamp: the ts of the latest DispatchCreatesTask for the request.
+        self.created = np.full(n, _NONE, np.int64)
+        creates = np.flatnonzero(self._is("DispatchCreatesTask") & (self.request >= 0))[::-1]
+        req, last = np.unique(self.request[creates], return_index=True)
+        self.created[req] = self.ts[creates[last]]
+
+    def _route(self, code: int) -> int:
+        try:
+            name = route(self.config, RequestCode(code))
+        except ValueError:
+            return _NONE
+        return _NONE if name is None else self._queue_id(name)
+
+    # -- queues ----------------------------------------------------------------------------------
+
+    def _queues(self) -> None:
+        """Depth of each queue and what each leaving event took; capacity and FIFO (queue side)."""
+        n = self.n
+        queued = self._is("DispatchQueuesTask") & (self.request >= 0)
+        target = np.full(n, _NONE, np.int64)
+        target[queued] = self.routed[self.request[queued]]
+        target[self._is("InternalTaskSubmitted")] = self.executor[self._is("InternalTaskSubmitted")]
+        element = np.where(self._is("DispatchQueuesTask"), self.request, _NONE)  # internal tasks are no request
+        source = np.full(n, _NONE - 1, np.int64)  # -2: no such queue, so the element-leaving event finds it empty
+        dequeue = self._is(*_DEQUEUE_KINDS)
+        source[dequeue] = self.executor[dequeue]
+        send = self._is("FastFailureDrainsBusySendQueue", "FastFailureDropsForeignElement")
+        source[send] = self._queue_id(ExecutorName.SEND)
+        cleans = self._is("FastFailureCleansExpiredHead")
+        source[cleans] = self.queue[cleans]
+        leaving = dequeue | send | cleans
+        self.left_nothing = leaving & ~np.isin(source, np.arange(len(self.queue_names)))
+        capacity = self.findings["no_queue_over_capacity"]
+        for q, name in enumerate(self.queue_names):
+            ins, outs = target == q, leaving & (source == q)
+            at = np.flatnonzero(ins | outs)
+            if len(at) == 0:
+                continue
+            step = np.where(ins[at], 1, -1)
+            total = np.cumsum(step)
+            depth = total - np.minimum(np.minimum.accumulate(total), 0)  # leaving an empty queue takes nothing
+            before = np.concatenate(([0], depth[:-1]))
+            empty = outs[at] & (before == 0)
+            self.left_nothing[at[empty]] = True
+            took = at[outs[at] & ~empty]
+            self.head[took] = element[at[ins[at]]][: len(took)]  # the k-th to leave is the k-th that came in
+            self.depth[name] = depth[np.maximum(np.searchsorted(at, np.arange(n), side="right") - 1, 0)]
+            self.depth[name][: at[0]] = 0
+            cap = self.config.executor(ExecutorName(name)).capacity
+            pushed = at[queued[at] & ins[at]]
+            size = self.depth[name][pushed]
+            capacity.add(size <= cap if cap is not None else np.ones(len(pushed), bool), self.seq[pushed],  # detail runs now
+                         lambda i: f"{name} queue holds {size[i]} > capacity {cap}")
+        fifo = self.findings["fifo_service_per_queue"]
+        empty = np.flatnonzero(self.left_nothing)
+        fifo.add(np.zeros(len(empty), bool), self.seq[empty],
+                 lambda i: f"{self._queue_name(int(empty[i]))} queue is empty, yet an element left it")
+        named = np.flatnonzero((send & self._is("FastFailureDrainsBusySendQueue") | cleans) & ~self.left_nothing & self.first_has_opaque)
+        got = np.where(self.head[named] >= 0, self.request_id[np.maximum(self.head[named], 0)], _NONE)
+        expected = self.first_opaque[named]
+        fifo.add((self.head[named] >= 0) & (got == expected), self.seq[named],
+                 lambda i: f"{self._queue_name(int(named[i]))} queue head is opaque {None if got[i] == _NONE else got[i]}, "
+                           f"the answer went to opaque {expected[i]}")
+
+    def _queue_name(self, i: int) -> str:
+        kind = self.kind_of(i)
+        if kind.startswith("FastFailureDr"):
+            return ExecutorName.SEND.value
+        column = "queue" if kind == "FastFailureCleansExpiredHead" else "executor"
+        return str(self._column_at(column, np.array([i]))[0])
+
+    # -- workers ---------------------------------------------------------------------------------
+
+    def _workers(self) -> None:
+        """FIFO (worker side): a worker answers the request it took, or was started with."""
+        n = self.n
+        key = np.full(n, _NONE, np.int64)
+        task = np.full(n, _NONE, np.int64)  # the request a worker holds after the event
+        takes = self._is(*_DEQUEUE_KINDS)
+        key[takes] = self.executor[takes] * _WORKER_SPAN + self.worker[takes]
+        task[self._is("WorkerTakesTask")] = self.head[self._is("WorkerTakesTask")]
+        # DispatchStartsWorker: the new thread (numbered per executor in start order) runs the request.
+        starts = np.flatnonzero(self._is("DispatchStartsWorker") & (self.request >= 0))
+        starts = starts[self.routed[self.request[starts]] >= 0]
+        executor = self.routed[self.request[starts]]
+        for q in np.unique(executor):
+            mine = starts[executor == q]
+            key[mine] = q * _WORKER_SPAN + np.arange(len(mine))
+            task[mine] = self.request[mine]
+        answers = self._is(*_WORKER_ANSWERS)
+        key[answers] = self.executor[answers] * _WORKER_SPAN + self.worker[answers]
+        started = np.zeros(n, bool)
+        started[starts] = True
+        at = np.flatnonzero(takes | answers | started)
+        latest = _latest_before(key[at], np.ones(len(at), bool))
+        held = np.full(n, _NONE, np.int64)
+        held[at] = np.where(latest >= 0, task[at[np.maximum(latest, 0)]], _NONE)
+        held[~answers] = _NONE
+        r = np.flatnonzero(answers[self.response_event])
+        event = self.response_event[r]
+        got = held[event]
+        opaque = np.where(got >= 0, self.request_id[np.maximum(got, 0)], _NONE)
+        ok = (got < 0) | (self.response_has_opaque[r] & (self.response_opaque[r] == opaque))
+        self.findings["fifo_service_per_queue"].add(
+            ok, self.seq[event],
+            lambda i: f"worker {self._worker_name(int(event[i]))} took opaque {opaque[i]} but answered opaque {self.response_opaque[r[i]]}")
+
+    def _worker_name(self, i: int) -> tuple[str, int]:
+        return (str(self._column_at("executor", np.array([i]))[0]), int(self.worker[i]))
+
+    # -- fast failure ------------------------------------------------------------------------------
+
+    def _timeouts(self) -> None:
+        """[TIMEOUT_CLEAN_QUEUE] answers against the head's wait, the queue's wait and the size left."""
+        finding = self.findings["timeout_only_after_the_queue_wait"]
+        cleaned = np.flatnonzero(self._is("FastFailureCleansExpiredHead") & (self.head >= 0))
+        r = np.flatnonzero(np.isin(self.response_event, cleaned))
+        if len(r) == 0:
+            return
+        event = self.response_event[r]
+        queue = self._column_at("queue", event)
+        remarks = self.response_remark.take(pa.array(r, pa.int64())).to_pylist()
+        sets = np.flatnonzero(self._is("OperatorSetsQueueWait"))
+        set_queue, set_wait = self._column_at("queue", sets), self._column_at("wait_ms", sets)
+        waits = {q.value: w for q, w in self.config.queue_waits}
+        for i, name, remark in zip(event, queue, remarks):
+            seq, head = int(self.seq[i]), int(self.head[i])
+            parsed = parse_clean_queue_remark(remark or "")
+            if parsed is None or self.created[head] == _NONE:
+                finding.one(False, seq, lambda: f"[TIMEOUT_CLEAN_QUEUE] answer for a task with no creation time or an unparsable remark {remark!r}")
+                continue
+            earlier = [w for s, q, w in zip(sets, set_queue, set_wait) if s < i and q == name]
+            _, period, size = parsed
+            waited, wait = int(self.ts[i] - self.created[head]), earlier[-1] if earlier else waits[name]
+            depth = int(self.depth[name][i])
+            finding.one(
+                period == waited and waited >= wait and size == depth,
+                seq,
+                lambda: f"{name} task waited {waited} ms (wait {wait}), queue size after {depth}; remark says period {period}, size {size}",
+            )
+
+    def _fast_failure(self) -> None:
+        """The k-th run is due at start + delay + k × period and works only while the switch is on."""
+        c = self.config
+        runs = np.flatnonzero(self._is("FastFailureStartsRun", "FastFailureSkipsRun"))
+        sets = np.flatnonzero(self._is("OperatorSetsFastFailureEnable"))
+        switch = np.array([c.fast_failure_enable] + [bool(v) for v in self._column_at("enabled", sets)])
+        on = switch[np.searchsorted(sets, runs)] | (not c.profile.fast_failure_switch)
+        earliest = c.start_time_ms + c.fast_failure_initial_delay_ms + np.arange(len(runs)) * c.fast_failure_period_ms
+        started = self._is("FastFailureStartsRun")[runs]
+        self.findings["fast_failure_runs_10ms_apart_while_enabled"].add(
+            (self.ts[runs] >= earliest) & (on == started),
+            self.seq[runs],
+            lambda k: f"run {k} ({self.kind_of(int(runs[k]))}) at ts {self.ts[runs[k]]}: due no earlier than {earliest[k]}, "
+                      f"switch {'on' if on[k] else 'off'}",
+        )
+
+    # -- the put lock and the pool --------------------------------------------------------------------
+
+    def _holder(self, key: int) -> Holder | None:
+        if key == _NONE:
+            return None
+        if key == _NONE - 1:
+            return HA_SERVICE
+        return (self.queue_names[key // _WORKER_SPAN] if key >= 0 else "?", key % _WORKER_SPAN)
+
+    def _lock(self) -> None:
+        """One writer at a time, released by its holder; beginTimeInLock back to 0 when released."""
+        acquires, releases = self._is(*_LOCK_ACQUIRES), self._is(*_LOCK_RELEASES)
+        at = np.flatnonzero(acquires | releases)
+        by_worker = self.worker[at] != _NONE
+        who = np.where(by_worker, self.executor[at] * _WORKER_SPAN + self.worker[at], _NONE - 1)
+        previous_acquire = np.concatenate(([False], acquires[at][:-1]))
+        holder = np.where(previous_acquire, np.concatenate(([_NONE], who[:-1])), _NONE)  # before the event
+        ok = np.where(acquires[at], holder == _NONE, holder == who)
+        self.findings["lock_held_by_one_writer_at_a_time"].add(
+            ok, self.seq[at],
+            lambda i: (f"{self.kind_of(int(at[i]))} while {self._holder(int(holder[i]))} holds the lock" if acquires[at[i]]
+                       else f"{self.kind_of(int(at[i]))} by {self._holder(int(who[i]))} while the holder is {self._holder(int(holder[i]))}"),
+        )
+        # spec.putlock: acquire_for_put stamps the clock; release_after_put clears; throw_inside_lock
+        # clears only where the profile resets in finally; the HA service's acquire and release keep it.
+        stamps = self._is("WorkerAcquiresPutLock") & (self.worker != _NONE)
+        clears = self._is("WorkerAppendsAndUnlocks")
+        if self.config.profile.begin_time_reset_in_finally:
+            clears |= self._is("WorkerThrowsInsideLock")
+        sets = np.flatnonzero(stamps | clears)
+        value = np.concatenate(([0], np.where(stamps[sets], self.ts[sets], 0)))
+        self.begin = value[np.searchsorted(sets, np.arange(self.n), side="right")]
+        freed = np.flatnonzero(self._is("WorkerAppendsAndUnlocks", "WorkerThrowsInsideLock"))
+        self.findings["begin_time_zero_when_lock_free"].add(
+            self.begin[freed] == 0, self.seq[freed],
+            lambda i: f"{self.kind_of(int(freed[i]))} left beginTimeInLock = {self.begin[freed[i]]} with the lock free",
+        )
+
+    def _pool(self) -> None:
+        """Walk the pool's own events (appends between them counted, not walked one by one)."""
+        c = self.config
+        size, total = c.mapped_file_size, (c.transient_store_pool_size if c.pool_enabled else 0)
+        finding = self.findings["buffers_conserved_and_returned_only_at_full_commit"]
+        appends = np.flatnonzero(self._is("WorkerAppendsAndUnlocks"))
+        events = np.flatnonzero(self._is(*_POOL_KINDS))
+        appended_before = np.searchsorted(appends, events)
+        files: tuple[MappedFile, ...] = ()
+        available = self._pool_at[0][1]
+        done = 0
+        for i, n_appends in zip(events, appended_before):
+            for _ in range(int(n_appends) - done):
+                if not (files and files[-1].wrote < size):
+                    break  # a full file takes no more messages; the rest of this run changes nothing
+                files = append_message(files, size)
+            done = int(n_appends)
+            seq, kind = int(self.seq[i]), self.kind_of(int(i))
+            if kind == "WorkerCreatesMappedFile":
+                files, available = create_mapped_file(files, available, c.pool_enabled, size)
+            elif kind == "CommitServiceCommits":
+                at = file_to_commit(files, size)
+                finding.one(at is not None, seq, lambda: "a commit with nothing to commit")
+                if at is not None:
+                    files = commit_file(files, at)
+            else:
+                at = file_awaiting_return(files, size)
+                finding.one(at is not None, seq, lambda: f"a buffer returned while no file is committed to its size {size}: {files}")
+                if at is not None:
+                    files, available = return_committed_buffer(files, available, at)
+            self._pool_at.append((int(i), available))
+            finding.one(buffers_partition_the_pool(available, files, total), seq, lambda: f"available {available}, files {files}")
+        changed = np.array([i for i, _ in self._pool_at[1:]], np.int64)
+        count = np.array([len(a) for _, a in self._pool_at], np.int64)
+        self.free = count[np.searchsorted(changed, np.arange(self.n), side="right")]
+
+    def _available_at(self, i: int) -> tuple[int, ...]:
+        changed = [j for j, _ in self._pool_at]
+        return self._pool_at[int(np.searchsorted(changed, i, side="right")) - 1][1]
+
+    def _busy_answers(self) -> None:
+        """[PCBUSY_CLEAN_QUEUE] only while busy; [REJECTREQUEST] only while busy or the pool is deficient."""
+        if self.level < 2 or len(self.response_event) == 0:
+            return
+        remarks = pc.dictionary_encode(self.response_remark)
+        texts = remarks.dictionary.to_pylist()
+        pcbusy_texts = [j for j, t in enumerate(texts) if (p := parse_clean_queue_remark(t or "")) and p[0] == "PCBUSY_CLEAN_QUEUE"]
+        reject_texts = [j for j, t in enumerate(texts) if t == REJECT_REQUEST_REMARK]
+        index = np.asarray(pc.fill_null(remarks.indices, -1).to_numpy(), dtype=np.int64)
+        timeout = self.config.os_page_cache_busy_timeout_ms
+
+        def busy(i: int) -> bool:
+            return is_os_page_cache_busy(PutLock(None, int(self.begin[i])), int(self.ts[i]), timeout)
+
+        events = self.response_event[np.isin(index, pcbusy_texts)]
+        ok = np.array([busy(int(i)) for i in events], bool)
+        self.findings["pcbusy_only_while_busy"].add(
+            ok, self.seq[events],
+            lambda k: f"[PCBUSY_CLEAN_QUEUE] at ts {self.ts[events[k]]} with beginTimeInLock {self.begin[events[k]]}: not busy")
+        events = self.response_event[np.isin(index, reject_texts)]
+        ok = np.array([busy(int(i)) or is_transient_store_pool_deficient(self._available_at(int(i)), self.config.pool_enabled)
+                       for i in events], bool)
+        self.findings["rejectrequest_only_while_busy_or_deficient"].add(
+            ok, self.seq[events],
+            lambda k: f"[REJECTREQUEST] at ts {self.ts[events[k]]}: not busy (beginTimeInLock {self.begin[events[k]]}) "
+                      f"and {self.free[events[k]]} buffers available")
+
+    # -- the limiter ---------------------------------------------------------------------------------
+
+    def _limiter(self) -> None:
+        """Walk the limiter's decisions with each topic's token bucket (spec.limiter)."""
+        finding = self.findings["limiter_decisions_as_the_bucket_says"]
+        rl = self.config.rate_limit
+        events = np.flatnonzero(self._is("RateLimitHandlerAdmits", "RateLimitHandlerThrottles"))
+        if len(events) == 0:
+            return
+        requests = self.request[events]
+        topics = self._column_at("topic", np.maximum(requests, 0))
+        buckets: dict[str, tuple[int, Any]] = {}  # topic -> (created_at, TokenBucket)
+        for i, req, topic in zip(events, requests, topics):
+            seq, ts, kind = int(self.seq[i]), int(self.ts[i]), self.kind_of(int(i))
+            if not rl.enabled or req < 0:
+                finding.one(False, seq, lambda: f"{kind} with the limiter {'off' if not rl.enabled else 'on but no request on that thread'}")
+                continue
+            topic = topic or ""
+            created, bucket = buckets.get(topic, (ts, None))
+            if bucket is None:
+                qps = rl.send_msg_back_qps if int(self.code[req]) == RequestCode.CONSUMER_SEND_MSG_BACK else rl.default_qps
+                bucket = create_bucket(qps)
+            admitted, bucket = circuit_breaker_acquire(bucket, (ts - created) * 1000, rl.circuit_breaker_open_micros)
+            buckets[topic] = (created, bucket)
+            finding.one(
+                admitted == (kind == "RateLimitHandlerAdmits"),
+                seq,
+                lambda: f"topic {topic!r} at ts {ts}: the bucket {'admits' if admitted else 'throttles'}, the trace {kind}",
+            )
+
+
+def scan_trace(header: TraceHeader, table: pa.Table) -> dict[str, Finding]:
+    """Run every scan rule over one trace's events (an Arrow table in ``seq`` order, no header)."""
+    return TraceScan(header, table).findings
+
+
+def events_table(rows: Sequence[dict[str, Any]]) -> pa.Table:
+    """One trace's event records (dicts, in seq order) as the Arrow table the scan reads."""
+    from traces.format import ARROW_SCHEMA
+
+    return pa.Table.from_pylist([{c: r.get(c) for c in SCAN_COLUMNS} for r in rows], schema=pa.schema([ARROW_SCHEMA.field(c) for c in SCAN_COLUMNS]))
