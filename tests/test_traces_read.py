@@ -10,6 +10,7 @@ validators to agree on clean / not clean for every corruption.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -163,6 +164,17 @@ def _interleave(a: list[Record], b: list[Record]) -> list[Record]:
     return [r for pair in zip(a, b) for r in pair] + a[len(b) :] + b[len(a) :]
 
 
+def _one_of_each_kind() -> list[Record]:
+    """A full trace with the first event of each kind any example records (the checks look at
+    each record's shape and order, not at whether the broker could have done it)."""
+    firsts: dict[str, Record] = {}
+    for path in sorted(EXAMPLES.glob("*.jsonl")):
+        for r in _example(path.name)[1:]:
+            firsts.setdefault(r["kind"], r)
+    return _at_level([_example("conformant-5.3.3.jsonl")[0], *firsts.values()], Observation.FULL, "every-kind")
+
+
+@functools.cache
 def _cases() -> list[Case]:
     full = _example("conformant-5.3.3.jsonl")
     pool = _example("conformant-pool-exhaustion.jsonl")
@@ -173,6 +185,8 @@ def _cases() -> list[Case]:
         cases.append(Case(f"{observation.value}: events after an earlier batch", [trace[:20]], trace[20:45]))
     a, b = _at_level(pool, Observation.FULL, "a"), _at_level(full, Observation.QUEUES, "b")
     cases.append(Case("two traces interleaved, one header earlier", [a[:10]], _interleave(a[10:30], b[:20])))
+    every = _one_of_each_kind()
+    cases.append(Case("full: one event of each recorded kind, header earlier", [every[:1]], every[1:]))
     return cases
 
 
