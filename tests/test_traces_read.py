@@ -351,3 +351,14 @@ def test_a_json_record_with_a_field_of_another_kind(tmp_path: Path, extra: Recor
         assert message in _message([str(path)])
     else:
         assert validate([str(path)]).events == 2
+
+
+def test_read_records_yields_every_parquet_row_as_it_was_written(small_batches: None, tmp_path: Path) -> None:
+    rows = _at_level(_example("conformant-5.3.3.jsonl"), Observation.QUEUES, "t")
+    path = _write_parquet(tmp_path / "t.parquet", rows)
+    records = list(read.read_records([path]))
+    assert [r.data for r in records] == [r.data for r in map(lambda wr: read.Record(*wr), read.raw_records(Path(path)))]
+    assert [r.where.row for r in records] == list(range(len(rows)))
+    assert [{k: v for k, v in r.data.items() if v is not None} for r in records] == [
+        {k: v for k, v in r.items() if v is not None} for r in rows
+    ]
