@@ -284,7 +284,7 @@ assert _NEVER < 1 << 63 and all(set(fields) <= set(_SHAPE_COLUMNS) for fields in
 
 def _null_rule(observation: Observation, kind: str) -> tuple[int, int]:
     """(mask, expected): a row of ``kind`` in a trace at level ``observation`` passes the checks
-    of presence in Validator.check iff ``pattern & mask == expected``. A kind the level does not
+    of presence in Validator.check iff ``(pattern & mask) == expected``. A kind the level does not
     show, or a column both required and forbidden, expects _NEVER clear: no row passes."""
     if kind == HEADER_KIND:
         return 0, 0  # Validator.check looks at no other column of a header
@@ -321,8 +321,8 @@ def _nulls(column: pa.Array) -> npt.NDArray[np.bool_]:
 
 
 def _codes(column: pa.Array) -> tuple[npt.NDArray[np.intp], list[Any]]:
-    """The column's distinct values (in order of first appearance in the dictionary) and, per row,
-    the index of its value among them. The column has no null index; a dictionary read from
+    """Per row, the index of its value among the column's distinct values; and those values (in
+    the dictionary's order). The column has no null index; a dictionary read from
     Parquet may repeat a value or hold values no row uses, and neither shows up here."""
     encoded = column if pa.types.is_dictionary(column.type) else pc.dictionary_encode(column)
     first: dict[Any, int] = {}
