@@ -1,9 +1,9 @@
 """``flowspec check``: validate traces, then run the rules and the replay on Spark, and judge each trace.
 
 Pipeline (PObserve's shape): validate (streaming, in the driver: a bad line stops everything
-with exit 2) → Spark reads the files with the format's schema → frame rules over all traces →
-per trace (``groupBy(trace_id).applyInArrow``): the scan rules, the replay and the time series
-for the report → per-trace verdicts. The driver only ever collects per-rule summaries, samples
+with exit 2) → Spark reads the files with the format's schema → per trace, in one Spark job
+(``groupBy(trace_id).applyInArrow``): every rule (:mod:`traces.scan`, array operations over the
+trace's columns), the replay and the time series for the report → per-trace verdicts. The driver only ever collects per-rule summaries, samples
 of violating events (joined back to their raw records) and downsampled series; never a trace.
 
 Verdicts: **violation** if a rule or the replay found one; **conformant** if no rule broke and
@@ -21,16 +21,15 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-import spec.codes
-from spec.codes import OVERLOAD_REMARK, PC_SYNCHRONIZED_REMARK, REJECT_REQUEST_REMARK, ResponseCode
+from spec.codes import ResponseCode
 from traces.format import ARROW_SCHEMA, HEADER_COLUMNS, HEADER_KIND, TraceHeader, header_from_record, header_record
 from traces.read import Validator, resolve, validate
 from traces.replay import replay_trace
-from traces.rules import LEVEL_ORDER, RULES, RULES_BY_NAME, SAMPLE, header_facts
+from traces.rules import LEVEL_ORDER, RULES, RULES_BY_NAME
 from traces.scan import SCAN_COLUMNS, TraceScan
 
 REPLAY = "replay"
@@ -85,91 +84,6 @@ def load(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
     for other in frames[1:]:
         df = df.unionByName(other)
     return df
-
-
-# -- Frame rules ------------------------------------------------------------------------------
-
-
-def _status(checked: Column, violations: Column) -> Column:
-    return F.when(violations > 0, "violation").when(checked > 0, "pass").otherwise("inconclusive")
-
-
-def _summarise(items: DataFrame) -> DataFrame:
-    """(trace_id, rule, seq, ok, detail) items → one finding per (trace, rule) with a sample of breaks."""
-    bad = items.where(~F.col("ok"))
-    ranked = bad.withColumn("rn", F.row_number().over(Window.partitionBy("trace_id", "rule").orderBy("seq")))
-    sample = (
-        ranked.where(F.col("rn") <= SAMPLE)
-        .groupBy("trace_id", "rule")
-        .agg(F.sort_array(F.collect_list(F.struct("seq", "detail"))).alias("sample"))
-    )
-    counts = items.groupBy("trace_id", "rule").agg(
-        F.count(F.lit(1)).alias("checked"), F.sum(F.when(~F.col("ok"), 1).otherwise(0)).alias("violations")
-    )
-    return (
-        counts.join(sample, ["trace_id", "rule"], "left")
-        .select(
-            "trace_id",
-            "rule",
-            _status(F.col("checked"), F.col("violations")).alias("status"),
-            F.col("checked").cast("long"),
-            F.col("violations").cast("long"),
-            F.coalesce("sample", F.array().cast(FINDING_SCHEMA["sample"].dataType)).alias("sample"),
-            F.lit("").alias("note"),
-        )
-    )
-
-
-def frame_rules(events: DataFrame, facts: DataFrame) -> DataFrame:
-    """The black-box rules over every trace at once; one finding per (trace, rule) that had items."""
-    arrivals = events.where(F.col("kind") == "RequestArrives").select(
-        "trace_id", "request_id", F.col("seq").alias("a_seq"), "oneway", "code"
-    )
-    responses = (
-        events.where(F.size("responses") > 0)
-        .select("trace_id", "seq", F.explode("responses").alias("r"))
-        .select("trace_id", "seq", F.col("r.request_id").alias("request_id"), F.col("r.code").alias("code"), F.col("r.remark").alias("remark"))
-    )
-    facts = F.broadcast(facts)
-    counts = responses.groupBy("trace_id", "request_id").agg(F.count(F.lit(1)).alias("n"))
-    answered = arrivals.join(counts, ["trace_id", "request_id"], "left").join(facts, "trace_id")
-    n = F.coalesce(F.col("n"), F.lit(0))
-    must = ~F.col("oneway") & ~F.array_contains(F.col("silent_codes"), F.col("code"))
-    once = answered.select(
-        "trace_id",
-        F.lit("each_request_is_answered_exactly_once").alias("rule"),
-        F.col("a_seq").alias("seq"),
-        F.when(must, n == 1).otherwise(n <= 1).alias("ok"),
-        F.format_string("opaque %d (code %d, oneway %s) got %d responses", "request_id", "code", "oneway", n).alias("detail"),
-    )
-    before = responses.join(arrivals.select("trace_id", "request_id", "a_seq"), ["trace_id", "request_id"], "left").select(
-        "trace_id",
-        F.lit("no_response_before_its_request").alias("rule"),
-        "seq",
-        F.coalesce(F.col("a_seq") < F.col("seq"), F.lit(False)).alias("ok"),
-        F.format_string("response to opaque %d at seq %d; its request arrived at seq %s", "request_id", "seq", F.coalesce(F.col("a_seq").cast("string"), F.lit("never"))).alias("detail"),
-    )
-    busy = int(ResponseCode.SYSTEM_BUSY)
-    remark = F.col("remark")
-    # The spec's own patterns for the remarks that carry numbers (spec.codes keeps them private).
-    clean = spec.codes.CLEAN_QUEUE_PATTERN.pattern
-    rate = spec.codes.RATE_LIMIT_PATTERN.pattern
-    expected = (
-        F.when(remark.isin(REJECT_REQUEST_REMARK, OVERLOAD_REMARK), F.col("code") == busy)
-        .when(remark == PC_SYNCHRONIZED_REMARK, F.col("code") == F.col("pc_code"))
-        .when(remark.rlike(f"^{clean}$") | remark.rlike(f"^{rate}$"), F.col("code") == busy)
-        .when(remark.startswith(" request type "), F.col("code") == int(ResponseCode.REQUEST_CODE_NOT_SUPPORTED))
-        .when(remark == F.col("sendback_remark"), F.col("code") == F.col("sendback_code"))
-        .otherwise(F.col("code").isin(int(ResponseCode.SUCCESS), int(ResponseCode.SYSTEM_ERROR), int(ResponseCode.REQUEST_CODE_NOT_SUPPORTED)))
-    )
-    carry = responses.join(facts, "trace_id").select(
-        "trace_id",
-        F.lit("responses_carry_the_profile_codes_and_remarks").alias("rule"),
-        "seq",
-        expected.alias("ok"),
-        F.format_string("opaque %d: code %d remark %s", "request_id", "code", F.coalesce(remark, F.lit("null"))).alias("detail"),
-    )
-    return _summarise(once.unionByName(before).unionByName(carry))
 
 
 # -- Per-trace work: scan rules, replay, series -------------------------------------------------------
@@ -321,24 +235,14 @@ def run_check(
     validator = validator or validate(paths)
     headers = {tid: header_record(p.header) for tid, p in validator.traces.items()}
     events = load(spark, paths).where(F.col("kind") != HEADER_KIND)
-    findings_frames: list[DataFrame] = []
-    if rules:
-        facts = spark.createDataFrame(
-            [header_facts(p.header) for p in validator.traces.values()],
-            "trace_id string, observation string, level int, silent_codes array<bigint>, pc_code bigint, sendback_code bigint, sendback_remark string",
-        )
-        findings_frames.append(frame_rules(events, facts))
     per_trace_input = events.select(*EVENT_COLUMNS)
     if not (replay or series):
         # The scans read only their columns, and never these kinds (a third of a typical trace
         # is ClockAdvances): less to shuffle.
-        per_trace_input = events.select("trace_id", *SCAN_COLUMNS).where(~F.col("kind").isin(*UNSCANNED_KINDS))
-    findings_frames.append(
-        per_trace_input.groupBy("trace_id").applyInArrow(per_trace(headers, rules, replay, series), FINDING_SCHEMA)
-    )
-    rows = []
-    for frame in findings_frames:
-        rows += [r.asDict(recursive=True) for r in frame.collect()]
+        unread = F.col("kind").isin(*UNSCANNED_KINDS) & (F.size("responses") <= 0)
+        per_trace_input = events.select("trace_id", *SCAN_COLUMNS).where(~unread)
+    findings = per_trace_input.groupBy("trace_id").applyInArrow(per_trace(headers, rules, replay, series), FINDING_SCHEMA)
+    rows = [r.asDict(recursive=True) for r in findings.collect()]
     kinds: dict[str, int] = {}
     per_trace_events: dict[str, int] = {}
     for r in rows:

@@ -6,8 +6,7 @@ observation level it needs, the event kinds it reads, and a passing and a failin
 rule "inconclusive", never "pass"; so does a trace with nothing for the rule to check.
 
 Two kinds of rule bodies:
-- *frame* rules are Spark DataFrame functions over all traces at once (joins and group-bys on
-  arrivals and responses): the black-box rules.
+- *frame* rules match arrivals with responses across a whole trace: the black-box rules.
 - *scan* rules follow one trace's state in ``seq`` order (a queue's requests, the put lock, the
   pool's buffers, the fast-failure schedule, the limiter's buckets), judged with array operations
   over the trace's columns (:mod:`traces.scan`) and the spec's own pure helpers, never the spec's
@@ -46,7 +45,7 @@ class Rule:
     description: str  # one sentence
     source: str  # where the claim comes from
     level: Observation  # the observation level the rule needs
-    body: str  # "frame" (Spark DataFrame function) or "scan" (per-trace, in seq order)
+    body: str  # "frame" (arrivals matched with responses) or "scan" (the trace's state in seq order)
     passing: str  # example trace (under traces/examples/) the rule passes
     failing: str  # example trace the rule must flag
 
@@ -174,7 +173,7 @@ RULES_BY_NAME: dict[str, Rule] = {r.name: r for r in RULES}
 SCAN_RULES = tuple(r.name for r in RULES if r.body == "scan")
 
 
-# -- Frame rules (Spark) ------------------------------------------------------------------------
+# -- Frame rules ------------------------------------------------------------------------------------
 
 
 def silent_codes(config: BrokerConfig) -> list[int]:
@@ -190,7 +189,7 @@ def silent_codes(config: BrokerConfig) -> list[int]:
 
 
 def header_facts(header: TraceHeader) -> dict[str, Any]:
-    """The per-trace values the frame rules join on."""
+    """The per-trace values the frame rules read."""
     config = header.config
     pc_code, _ = busy_answer(config.profile, RequestCode.SEND_MESSAGE)
     sendback_code, sendback_remark = busy_answer(config.profile, RequestCode.CONSUMER_SEND_MSG_BACK)
@@ -206,7 +205,7 @@ def header_facts(header: TraceHeader) -> dict[str, Any]:
 
 
 def expected_answer_ok(code: int, remark: str | None, facts: Mapping[str, Any]) -> bool:
-    """Plain-Python twin of the Spark predicate in :func:`frame_rules` (used by tests and the report)."""
+    """Whether a response's code fits its remark in the trace's profile (``facts`` from :func:`header_facts`)."""
     busy = int(ResponseCode.SYSTEM_BUSY)
     if remark in (REJECT_REQUEST_REMARK, OVERLOAD_REMARK):
         return code == busy

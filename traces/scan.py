@@ -53,13 +53,13 @@ from spec.storepool import (
     return_committed_buffer,
 )
 from traces.format import TraceHeader
-from traces.rules import LEVEL_ORDER, SAMPLE, SCAN_RULES
+from traces.rules import LEVEL_ORDER, RULES, SAMPLE, expected_answer_ok, header_facts
 
 Ints = npt.NDArray[np.int64]
 Mask = npt.NDArray[np.bool_]
 
 #: Columns the scan reads.
-SCAN_COLUMNS = ("seq", "ts", "kind", "io_thread", "code", "topic", "executor", "worker", "queue", "enabled", "wait_ms",
+SCAN_COLUMNS = ("seq", "ts", "kind", "io_thread", "code", "topic", "oneway", "executor", "worker", "queue", "enabled", "wait_ms",
                 "request_id", "responses")
 
 #: Dispatch steps after which the remoting thread no longer holds its request.
@@ -132,7 +132,7 @@ class TraceScan:
     def __init__(self, header: TraceHeader, table: pa.Table) -> None:
         self.config: BrokerConfig = header.config
         self.level = LEVEL_ORDER[header.observation]
-        self.findings = {name: Finding() for name in SCAN_RULES}
+        self.findings = {rule.name: Finding() for rule in RULES}
         self.n = n = table.num_rows
         self.table = table
         self.seq = _ints(table, "seq")
@@ -153,6 +153,9 @@ class TraceScan:
         self.response_opaque = np.asarray(pc.fill_null(pc.struct_field(flat, "request_id"), _NONE).to_numpy(), dtype=np.int64)
         self.response_has_opaque = np.asarray(pc.is_valid(pc.struct_field(flat, "request_id")).to_numpy(zero_copy_only=False))
         self.response_remark = pc.struct_field(flat, "remark")
+        remarks = pc.dictionary_encode(self.response_remark)
+        self.remarks: list[str | None] = remarks.dictionary.to_pylist() + [None]  # distinct remarks; the last is "none"
+        self.response_remark_index = np.asarray(pc.fill_null(remarks.indices, len(self.remarks) - 1).to_numpy(), dtype=np.int64)
         self.response_code = np.asarray(pc.fill_null(pc.struct_field(flat, "code"), _NONE).to_numpy(), dtype=np.int64)
         first = np.cumsum(self.response_count) - self.response_count  # index of each event's first response
         answered = self.response_count > 0
@@ -173,11 +176,13 @@ class TraceScan:
         self.begin = np.zeros(n, np.int64)  # beginTimeInLock after each event
         self.free = np.full(n, pool, np.int64)  # pool buffers available after each event
         self._pool_at: list[tuple[int, tuple[int, ...]]] = [(-1, tuple(range(pool)))]  # (event, available) changes
+        self._pool_changed = np.zeros(0, np.int64)  # the events of _pool_at[1:]
         if self.level >= 2:
             self._lock()
             self._pool()
         self._busy_answers()
         self._limiter()
+        self._answers(header)
 
     # -- columns --------------------------------------------------------------------------------
 
@@ -444,23 +449,21 @@ class TraceScan:
                     files, available = return_committed_buffer(files, available, at)
             self._pool_at.append((int(i), available))
             finding.one(buffers_partition_the_pool(available, files, total), seq, lambda: f"available {available}, files {files}")
-        changed = np.array([i for i, _ in self._pool_at[1:]], np.int64)
+        self._pool_changed = np.array([i for i, _ in self._pool_at[1:]], np.int64)
         count = np.array([len(a) for _, a in self._pool_at], np.int64)
-        self.free = count[np.searchsorted(changed, np.arange(self.n), side="right")]
+        self.free = count[np.searchsorted(self._pool_changed, np.arange(self.n), side="right")]
 
     def _available_at(self, i: int) -> tuple[int, ...]:
-        changed = [j for j, _ in self._pool_at]
-        return self._pool_at[int(np.searchsorted(changed, i, side="right")) - 1][1]
+        return self._pool_at[int(np.searchsorted(self._pool_changed, i, side="right"))][1]
 
     def _busy_answers(self) -> None:
         """[PCBUSY_CLEAN_QUEUE] only while busy; [REJECTREQUEST] only while busy or the pool is deficient."""
         if self.level < 2 or len(self.response_event) == 0:
             return
-        remarks = pc.dictionary_encode(self.response_remark)
-        texts = remarks.dictionary.to_pylist()
+        texts = self.remarks
         pcbusy_texts = [j for j, t in enumerate(texts) if (p := parse_clean_queue_remark(t or "")) and p[0] == "PCBUSY_CLEAN_QUEUE"]
         reject_texts = [j for j, t in enumerate(texts) if t == REJECT_REQUEST_REMARK]
-        index = np.asarray(pc.fill_null(remarks.indices, -1).to_numpy(), dtype=np.int64)
+        index = self.response_remark_index
         timeout = self.config.os_page_cache_busy_timeout_ms
 
         def busy(i: int) -> bool:
@@ -478,6 +481,51 @@ class TraceScan:
             ok, self.seq[events],
             lambda k: f"[REJECTREQUEST] at ts {self.ts[events[k]]}: not busy (beginTimeInLock {self.begin[events[k]]}) "
                       f"and {self.free[events[k]]} buffers available")
+
+    # -- the black-box rules: arrivals and their responses ------------------------------------------
+
+    def _answers(self, header: TraceHeader) -> None:
+        """Each request answered exactly once (or at most once where silence is allowed); no response
+        before its request; each response's code and remark as the profile writes them."""
+        facts = header_facts(header)
+        arrivals = np.flatnonzero(self._is("RequestArrives"))
+        has_opaque = self.table.column("request_id").is_valid().to_numpy(zero_copy_only=False)[arrivals]
+        opaque = self.request_id[arrivals]
+        answered = np.sort(self.response_opaque[self.response_has_opaque])
+        got = np.where(has_opaque, np.searchsorted(answered, opaque, "right") - np.searchsorted(answered, opaque, "left"), 0)
+        oneway = self._column_at("oneway", arrivals)
+        code_known = self.table.column("code").is_valid().to_numpy(zero_copy_only=False)[arrivals]
+        silent = np.isin(self.code[arrivals], np.array(facts["silent_codes"], np.int64))
+        must = np.array([w is False for w in oneway], bool) & code_known & ~silent
+        self.findings["each_request_is_answered_exactly_once"].add(
+            np.where(must, got == 1, got <= 1), self.seq[arrivals],
+            lambda i: f"opaque {opaque[i]} (code {self.code[arrivals[i]]}, oneway {str(oneway[i]).lower()}) got {got[i]} responses")
+        # A response is matched with every arrival of its opaque (one item each), or none.
+        by_opaque = np.argsort(np.where(has_opaque, opaque, np.iinfo(np.int64).max), kind="stable")
+        sorted_opaque = np.where(has_opaque, opaque, np.iinfo(np.int64).max)[by_opaque]
+        lo = np.searchsorted(sorted_opaque, self.response_opaque, "left")
+        hi = np.where(self.response_has_opaque, np.searchsorted(sorted_opaque, self.response_opaque, "right"), lo)
+        items = np.maximum(hi - lo, 1)
+        response = np.repeat(np.arange(len(lo)), items)
+        match = np.repeat(lo, items) + (np.arange(len(response)) - np.repeat(np.cumsum(items) - items, items))
+        matched = np.repeat(hi > lo, items)
+        arrival_seq = np.where(matched, self.seq[arrivals[by_opaque[np.minimum(match, max(len(arrivals) - 1, 0))]]] if len(arrivals) else _NONE, _NONE)
+        answer_seq = self.seq[self.response_event[response]]
+        self.findings["no_response_before_its_request"].add(
+            matched & (arrival_seq < answer_seq), answer_seq,
+            lambda i: f"response to opaque {self.response_opaque[response[i]]} at seq {answer_seq[i]}; its request arrived at seq "
+                      f"{arrival_seq[i] if matched[i] else 'never'}")
+        # Each distinct (code, remark) is judged once by the rule's predicate.
+        span = len(self.remarks)
+        pairs, pair_of = np.unique(self.response_code * span + self.response_remark_index, return_inverse=True)
+        judged = np.array([expected_answer_ok(int(p // span), self.remarks[int(p % span)], facts) for p in pairs], bool)
+        self.findings["responses_carry_the_profile_codes_and_remarks"].add(
+            judged[pair_of.reshape(-1)] if len(pairs) else np.zeros(0, bool), self.seq[self.response_event],
+            lambda i: f"opaque {self.response_opaque[i]}: code {self.response_code[i]} remark {self._remark(i)}")
+
+    def _remark(self, response: int) -> str:
+        text = self.remarks[self.response_remark_index[response]]
+        return "null" if text is None else text
 
     # -- the limiter ---------------------------------------------------------------------------------
 
