@@ -2,7 +2,7 @@
 
 Pipeline (PObserve's shape): validate (streaming, in the driver: a bad line stops everything
 with exit 2) → Spark reads the files with the format's schema → per trace, in one Spark job
-(``groupBy(trace_id).applyInArrow``): every rule (:mod:`traces.scan`, array operations over the
+(partitioned by trace, ``mapInArrow``): every rule (:mod:`traces.scan`, array operations over the
 trace's columns), the replay and the time series for the report → per-trace verdicts. The driver only ever collects per-rule summaries, samples
 of violating events (joined back to their raw records) and downsampled series; never a trace.
 
@@ -135,8 +135,31 @@ def _series(header: TraceHeader, scan: TraceScan) -> dict[str, Any]:
     }
 
 
+def per_partition(headers: Mapping[str, dict[str, Any]], rules: bool, replay: bool, series: bool) -> Any:
+    """The function mapInArrow runs on one partition, which holds whole traces (partitioned by
+    trace id): each trace's rows, in seq order, go to :func:`per_trace`'s function.
+
+    Why not ``groupBy(trace_id).applyInArrow``: its shuffle also sorts every row by trace in the
+    JVM; a hash partitioning and one Arrow sort per partition cost about a third less.
+    """
+    judge = per_trace(headers, rules, replay, series)
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        received = list(batches)
+        if not received:
+            return
+        table = pa.Table.from_batches(received)
+        table = table.take(pc.sort_indices(table, [("trace_id", "ascending"), ("seq", "ascending")]))
+        ids = np.asarray(pc.dictionary_encode(table.column("trace_id")).combine_chunks().indices.to_numpy())
+        starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
+        for start, end in zip(starts, np.append(starts[1:], len(ids))):
+            yield from judge(table.slice(int(start), int(end - start))).to_batches()
+
+    return run
+
+
 def per_trace(headers: Mapping[str, dict[str, Any]], rules: bool, replay: bool, series: bool) -> Any:
-    """The function applyInArrow runs on one trace's rows (its header is passed in, as a record)."""
+    """The function run on one trace's rows (its header is passed in, as a record)."""
 
     def run(table: pa.Table) -> pa.Table:
         table = table.sort_by("seq")
@@ -241,7 +264,12 @@ def run_check(
         # is ClockAdvances): less to shuffle.
         unread = F.col("kind").isin(*UNSCANNED_KINDS) & (F.size("responses") <= 0)
         per_trace_input = events.select("trace_id", *SCAN_COLUMNS).where(~unread)
-    findings = per_trace_input.groupBy("trace_id").applyInArrow(per_trace(headers, rules, replay, series), FINDING_SCHEMA)
+    # A few partitions per core, each of whole traces and not too large for one Python worker.
+    spark_cores = spark.sparkContext.defaultParallelism
+    partitions = max(1, min(len(headers), max(2 * spark_cores, validator.events // 500_000)))
+    findings = per_trace_input.repartition(partitions, "trace_id").mapInArrow(
+        per_partition(headers, rules, replay, series), FINDING_SCHEMA
+    )
     rows = [r.asDict(recursive=True) for r in findings.collect()]
     kinds: dict[str, int] = {}
     per_trace_events: dict[str, int] = {}
@@ -268,9 +296,11 @@ def _attach_raw_records(events: DataFrame, rows: list[dict[str, Any]]) -> None:
         return
     spark = events.sparkSession
     keys = spark.createDataFrame(sorted(wanted), "trace_id string, seq bigint")
+    # Plain filters first: Parquet skips the row groups whose statistics rule them out.
+    candidates = events.where(F.col("trace_id").isin(sorted({t for t, _ in wanted})) & F.col("seq").isin(sorted({s for _, s in wanted})))
     raw = {
         (r["trace_id"], r["seq"]): r["raw"]
-        for r in events.join(F.broadcast(keys), ["trace_id", "seq"]).select(
+        for r in candidates.join(F.broadcast(keys), ["trace_id", "seq"]).select(
             "trace_id", "seq", F.to_json(F.struct(*[c for c in events.columns])).alias("raw")
         ).collect()
     }

@@ -19,8 +19,11 @@ numpy instead of a Python loop per event:
   forward-filled from the operator's events.
 
 Only two states need a sequential walk, and it runs over just the events that touch them (numpy
-masks select them first): the pool's mapped files (``spec.storepool``) and the limiter's token
-buckets (``spec.limiter``). Meaning comes from the spec's pure helpers (``spec.remoting.route``,
+masks select them first): the pool's mapped files (``spec.storepool``; a run of appends is
+walked only until the file is full) and the limiter's token buckets (``spec.limiter``). The few
+answers whose remark must be parsed or compared with the lock's and the pool's state
+([TIMEOUT_CLEAN_QUEUE], [PCBUSY_CLEAN_QUEUE], [REJECTREQUEST]) are judged one by one with the
+spec's predicates, each distinct remark parsed once. Meaning comes from the spec's pure helpers (``spec.remoting.route``,
 ``spec.putlock``, ``spec.storepool``, ``spec.limiter``, ``spec.codes``), never the spec's ``step``.
 """
 
@@ -187,8 +190,8 @@ class TraceScan:
     # -- columns --------------------------------------------------------------------------------
 
     def _is(self, *kinds: str) -> Mask:
-        codes = [i for i, k in enumerate(self._kind_names) if k in kinds]
-        return np.isin(self.kind, codes)
+        wanted = np.array([k in kinds for k in self._kind_names] + [False], bool)
+        return wanted[self.kind]
 
     def kind_of(self, i: int) -> str:
         return self._kind_names[int(self.kind[i])]
@@ -347,9 +350,10 @@ class TraceScan:
         sets = np.flatnonzero(self._is("OperatorSetsQueueWait"))
         set_queue, set_wait = self._column_at("queue", sets), self._column_at("wait_ms", sets)
         waits = {q.value: w for q, w in self.config.queue_waits}
+        parses = {remark: parse_clean_queue_remark(remark or "") for remark in set(remarks)}
         for i, name, remark in zip(event, queue, remarks):
             seq, head = int(self.seq[i]), int(self.head[i])
-            parsed = parse_clean_queue_remark(remark or "")
+            parsed = parses[remark]
             if parsed is None or self.created[head] == _NONE:
                 finding.one(False, seq, lambda: f"[TIMEOUT_CLEAN_QUEUE] answer for a task with no creation time or an unparsable remark {remark!r}")
                 continue
