@@ -297,3 +297,14 @@ def scan_trace(header: TraceHeader, rows: Iterable[Mapping[str, Any]]) -> dict[s
     for row in rows:
         scanner.event(row["seq"], row["ts"], row["kind"], row)
     return scanner.findings
+
+
+def events_table(rows: Sequence[Mapping[str, Any]]) -> Any:
+    """One trace's event records (dicts, in seq order) as the Arrow table traces.scan reads."""
+    import pyarrow as pa
+
+    from traces.format import ARROW_SCHEMA
+    from traces.scan import SCAN_COLUMNS
+
+    schema = pa.schema([ARROW_SCHEMA.field(c) for c in SCAN_COLUMNS])
+    return pa.Table.from_pylist([{c: r.get(c) for c in SCAN_COLUMNS} for r in rows], schema=schema)

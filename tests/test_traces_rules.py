@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from scan_oracle import events_table
 from traces.examples import BREAKS, EXAMPLES
 from traces.format import header_from_record
 from traces.read import read_records
 from traces.rules import RULES
-from traces.scan import events_table, scan_trace
+from traces.scan import scan_trace
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -14,12 +14,12 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from scan_oracle import scan_trace as scan_events
+from scan_oracle import events_table, scan_trace as scan_events
 from traces.examples import EXAMPLES
 from traces.format import HEADER_KIND, header_from_record
 from traces.read import read_records
 from traces.record import WORKLOADS, record_workload
-from traces.scan import events_table, scan_trace
+from traces.scan import scan_trace
 
 VERSIONS = ("4.3.2", "4.9.8", "5.3.3")
 

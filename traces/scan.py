@@ -29,7 +29,7 @@ spec's predicates, each distinct remark parsed once. Meaning comes from the spec
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -566,9 +566,3 @@ def scan_trace(header: TraceHeader, table: pa.Table) -> dict[str, Finding]:
     """Run every scan rule over one trace's events (an Arrow table in ``seq`` order, no header)."""
     return TraceScan(header, table).findings
 
-
-def events_table(rows: Sequence[dict[str, Any]]) -> pa.Table:
-    """One trace's event records (dicts, in seq order) as the Arrow table the scan reads."""
-    from traces.format import ARROW_SCHEMA
-
-    return pa.Table.from_pylist([{c: r.get(c) for c in SCAN_COLUMNS} for r in rows], schema=pa.schema([ARROW_SCHEMA.field(c) for c in SCAN_COLUMNS]))
