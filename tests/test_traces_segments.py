@@ -58,3 +58,13 @@ def test_segments_on_spark_give_the_unsegmented_verdict(spark: SparkSession, tmp
         assert trace_id == header.trace_id
         assert result == replay_trace(header, variant[1:])
     assert result.verdict == "violation" and result.divergence is not None and result.divergence.seq == broken[i]["seq"]
+
+
+@pytest.mark.spark
+def test_a_trace_with_no_events_is_inconclusive_not_conformant(spark: SparkSession, tmp_path: Path) -> None:
+    record_workload(tmp_path / "t.jsonl", "steady", "5.3.3", 20)
+    records = [r.data for r in read_records([str(tmp_path / "t.jsonl")])]
+    frame = load(spark, [_write(tmp_path, records[:1])]).where(F.col("kind") != HEADER_KIND)
+    trace_id = records[0]["trace_id"]
+    [(_, result)] = replay_on_spark(spark, frame, {trace_id: records[0]}, plan_segments({trace_id: 0}, {trace_id}, 2)).items()
+    assert result.verdict == "inconclusive" and "no events" in result.reason

@@ -1,9 +1,11 @@
 """``flowspec check``: validate traces, then run the rules and the replay on Spark, and judge each trace.
 
-Pipeline (PObserve's shape): validate (streaming, in the driver: a bad line stops everything
-with exit 2) → Spark reads the files with the format's schema → per trace, in one Spark job
-(partitioned by trace, ``mapInArrow``): every rule (:mod:`traces.scan`, array operations over the
-trace's columns), the replay and the time series for the report → per-trace verdicts. The driver only ever collects per-rule summaries, samples
+Pipeline (PObserve's shape): validate (in the driver, batch by batch: a bad record stops
+everything with exit 2) → Spark reads the files with the format's schema → the rules and the
+report's time series, per trace in one Spark job (partitioned by trace, ``mapInArrow``; array
+operations over the trace's columns, :mod:`traces.scan`) → the replay of every ``full`` trace
+through the spec, long traces cut into segments on different cores (:mod:`traces.segments`) →
+per-trace verdicts. The driver only ever collects per-rule summaries, replay results, samples
 of violating events (joined back to their raw records) and downsampled series; never a trace.
 
 Verdicts: **violation** if a rule or the replay found one; **conformant** if no rule broke and
@@ -26,16 +28,16 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from spec.codes import ResponseCode
-from traces.format import ARROW_SCHEMA, HEADER_COLUMNS, HEADER_KIND, TraceHeader, header_from_record, header_record
+from traces.format import ARROW_SCHEMA, HEADER_COLUMNS, HEADER_KIND, Observation, TraceHeader, header_from_record, header_record
 from traces.read import Validator, resolve, validate
-from traces.replay import replay_trace
+from traces.replay import ReplayResult
+from traces.segments import plan_segments, replay_on_spark
 from traces.rules import LEVEL_ORDER, RULES, RULES_BY_NAME
 from traces.scan import SCAN_COLUMNS, TraceScan
 
 REPLAY = "replay"
 UNSCANNED_KINDS = ("ClockAdvances", "FastFailureStopsAtHead", "FastFailureEndsBusyDrain", "WorkerPassesPutCheck")
 EVENT_COLUMNS = tuple(c for c in ARROW_SCHEMA.names if c not in HEADER_COLUMNS)
-KINDS_ROW = "__kinds__"  # per-trace event counts by kind (coverage), computed in the same pass
 SERIES_BINS = 120
 
 FINDING_SCHEMA = T.StructType(
@@ -89,13 +91,6 @@ def load(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
 # -- Per-trace work: scan rules, replay, series -------------------------------------------------------
 
 
-def _rows(table: pa.Table) -> Iterator[dict[str, Any]]:
-    names = table.column_names
-    cols = [table.column(n).to_pylist() for n in names]
-    for values in zip(*cols):
-        yield dict(zip(names, values))
-
-
 def _series(header: TraceHeader, scan: TraceScan) -> dict[str, Any]:
     """Downsampled pictures of one trace: queue depth per queue, lock hold vs busy threshold,
     free buffers, responses by code, each per time bin (max within the bin; free buffers at the
@@ -135,14 +130,14 @@ def _series(header: TraceHeader, scan: TraceScan) -> dict[str, Any]:
     }
 
 
-def per_partition(headers: Mapping[str, dict[str, Any]], rules: bool, replay: bool, series: bool) -> Any:
+def per_partition(headers: Mapping[str, dict[str, Any]], rules: bool, series: bool) -> Any:
     """The function mapInArrow runs on one partition, which holds whole traces (partitioned by
     trace id): each trace's rows, in seq order, go to :func:`per_trace`'s function.
 
     Why not ``groupBy(trace_id).applyInArrow``: its shuffle also sorts every row by trace in the
     JVM; a hash partitioning and one Arrow sort per partition cost about a third less.
     """
-    judge = per_trace(headers, rules, replay, series)
+    judge = per_trace(headers, rules, series)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         received = list(batches)
@@ -158,7 +153,7 @@ def per_partition(headers: Mapping[str, dict[str, Any]], rules: bool, replay: bo
     return run
 
 
-def per_trace(headers: Mapping[str, dict[str, Any]], rules: bool, replay: bool, series: bool) -> Any:
+def per_trace(headers: Mapping[str, dict[str, Any]], rules: bool, series: bool) -> Any:
     """The function run on one trace's rows (its header is passed in, as a record)."""
 
     def run(table: pa.Table) -> pa.Table:
@@ -166,8 +161,8 @@ def per_trace(headers: Mapping[str, dict[str, Any]], rules: bool, replay: bool, 
         trace_id = table.column("trace_id")[0].as_py()
         header = header_from_record(headers[trace_id])
         out: list[dict[str, Any]] = []
-        scan = TraceScan(header, table) if rules or series else None
-        if rules and scan is not None:
+        scan = TraceScan(header, table)
+        if rules:
             level = LEVEL_ORDER[header.observation]
             for name, finding in scan.findings.items():
                 needs = RULES_BY_NAME[name].level
@@ -190,24 +185,7 @@ def per_trace(headers: Mapping[str, dict[str, Any]], rules: bool, replay: bool, 
                         "note": note,
                     }
                 )
-        if replay:
-            result = replay_trace(header, _rows(table))
-            d = result.divergence
-            out.append(
-                {
-                    "trace_id": trace_id,
-                    "rule": REPLAY,
-                    "status": {"conformant": "pass"}.get(result.verdict, result.verdict),
-                    "checked": result.events,
-                    "violations": 0 if d is None else 1,
-                    "sample": [] if d is None else [{"seq": d.seq, "detail": d.explain()}],
-                    "note": result.reason or json.dumps(dict(result.actions)),
-                }
-            )
-        counts = pc.value_counts(table.column("kind")).to_pylist()
-        note = json.dumps({c["values"]: c["counts"] for c in counts})
-        out.append({"trace_id": trace_id, "rule": KINDS_ROW, "status": "", "checked": table.num_rows, "violations": 0, "sample": [], "note": note})
-        if series and scan is not None:
+        if series:
             out.append(
                 {"trace_id": trace_id, "rule": "__series__", "status": "", "checked": 0, "violations": 0, "sample": [], "note": json.dumps(_series(header, scan))}
             )
@@ -258,27 +236,24 @@ def run_check(
     validator = validator or validate(paths)
     headers = {tid: header_record(p.header) for tid, p in validator.traces.items()}
     events = load(spark, paths).where(F.col("kind") != HEADER_KIND)
-    per_trace_input = events.select(*EVENT_COLUMNS)
-    if not (replay or series):
-        # The scans read only their columns, and never these kinds (a third of a typical trace
-        # is ClockAdvances): less to shuffle.
-        unread = F.col("kind").isin(*UNSCANNED_KINDS) & (F.size("responses") <= 0)
-        per_trace_input = events.select("trace_id", *SCAN_COLUMNS).where(~unread)
-    # A few partitions per core, each of whole traces and not too large for one Python worker.
-    spark_cores = spark.sparkContext.defaultParallelism
-    partitions = max(1, min(len(headers), max(2 * spark_cores, validator.events // 500_000)))
-    findings = per_trace_input.repartition(partitions, "trace_id").mapInArrow(
-        per_partition(headers, rules, replay, series), FINDING_SCHEMA
-    )
-    rows = [r.asDict(recursive=True) for r in findings.collect()]
-    kinds: dict[str, int] = {}
-    per_trace_events: dict[str, int] = {}
-    for r in rows:
-        if r["rule"] == KINDS_ROW:
-            per_trace_events[r["trace_id"]] = r["checked"]
-            for kind, n in json.loads(r["note"]).items():
-                kinds[kind] = kinds.get(kind, 0) + n
-    rows = [r for r in rows if r["rule"] != KINDS_ROW]
+    rows: list[dict[str, Any]] = []
+    if rules or series:
+        per_trace_input = events.select(*EVENT_COLUMNS)
+        if not series:
+            # The scans read only their columns, and never these kinds (a third of a typical
+            # trace is ClockAdvances): less to shuffle.
+            unread = F.col("kind").isin(*UNSCANNED_KINDS) & (F.size("responses") <= 0)
+            per_trace_input = events.select("trace_id", *SCAN_COLUMNS).where(~unread)
+        # A few partitions per core, each of whole traces and not too large for one Python worker.
+        spark_cores = spark.sparkContext.defaultParallelism
+        partitions = max(1, min(len(headers), max(2 * spark_cores, validator.events // 500_000)))
+        findings = per_trace_input.repartition(partitions, "trace_id").mapInArrow(per_partition(headers, rules, series), FINDING_SCHEMA)
+        rows += [r.asDict(recursive=True) for r in findings.collect()]
+    if replay:
+        rows += [_replay_row(r) for r in _replay(spark, events, validator, headers)]
+    # Coverage: events per kind over all traces, counted by Spark (no Python).
+    kinds = {r["kind"]: r["count"] for r in events.groupBy("kind").count().collect()}
+    per_trace_events = {trace_id: p.last_seq for trace_id, p in validator.traces.items()}
     _attach_raw_records(events, rows)
     verdicts = _verdicts(validator, rows, per_trace_events)
     totals: dict[str, dict[str, int]] = {}
@@ -287,6 +262,35 @@ def run_check(
             totals.setdefault(f["rule"], {}).setdefault(f["status"], 0)
             totals[f["rule"]][f["status"]] += 1
     return CheckResult(verdicts, kinds, totals)
+
+
+def _replay(spark: SparkSession, events: DataFrame, validator: Validator, headers: Mapping[str, dict[str, Any]]) -> list[ReplayResult]:
+    """Every trace's replay result: ``full`` traces on Spark (long ones in segments), the others inconclusive here."""
+    full = {tid for tid, p in validator.traces.items() if p.header.observation is Observation.FULL}
+    results = [
+        ReplayResult(tid, "inconclusive", 0, reason=f"replay needs observation 'full'; this trace is {p.header.observation.value!r}")
+        for tid, p in validator.traces.items()
+        if tid not in full
+    ]
+    events_per_trace = {tid: validator.traces[tid].last_seq for tid in full}
+    plan = plan_segments(events_per_trace, full, spark.sparkContext.defaultParallelism)
+    if plan:
+        results += replay_on_spark(spark, events.where(F.col("trace_id").isin(*full)), headers, plan).values()
+    return results
+
+
+def _replay_row(result: ReplayResult) -> dict[str, Any]:
+    """A replay result as a finding row."""
+    d = result.divergence
+    return {
+        "trace_id": result.trace_id,
+        "rule": REPLAY,
+        "status": {"conformant": "pass"}.get(result.verdict, result.verdict),
+        "checked": result.events,
+        "violations": 0 if d is None else 1,
+        "sample": [] if d is None else [{"seq": d.seq, "detail": d.explain()}],
+        "note": result.reason or json.dumps(dict(result.actions)),
+    }
 
 
 def _attach_raw_records(events: DataFrame, rows: list[dict[str, Any]]) -> None:

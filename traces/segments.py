@@ -171,4 +171,14 @@ def replay_on_spark(
     for row in rows.mapInArrow(_replay_partition(headers, by_slot), "slot bigint, result string").collect():
         segment = by_slot[row["slot"]]
         results.setdefault(segment.trace_id, []).append((segment.index, _result_from_json(row["result"])))
-    return {trace_id: merge_segments([r for _, r in sorted(parts)]) for trace_id, parts in results.items()}
+    merged: dict[str, ReplayResult] = {}
+    for trace_id, segments in itertools.groupby(sorted(plan, key=lambda s: (s.trace_id, s.index)), key=lambda s: s.trace_id):
+        expected = [s.index for s in segments]
+        parts = sorted(results.get(trace_id, []), key=lambda part: part[0])
+        if [index for index, _ in parts] != expected:
+            # A segment with no rows sends no result; a verdict without it would skip its events.
+            missing = sorted(set(expected) - {index for index, _ in parts})
+            merged[trace_id] = ReplayResult(trace_id, "inconclusive", 0, reason=f"no events to replay in segment(s) {missing}")
+        else:
+            merged[trace_id] = merge_segments([r for _, r in parts])
+    return merged
