@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spec.actions import Action, ClockAdvances, RequestArrives
-from spec.codes import RequestCode, ResponseCode
+from spec.codes import ResponseCode
 from spec.config import BrokerConfig
 from spec.invariants import STATE_CLAIMS, TRANSITION_CLAIMS, broken_state_claims
 from spec.frozen import replace
@@ -118,27 +118,6 @@ class ReplayResult:
     actions: tuple[tuple[str, int], ...] = ()  # (kind, count) of the events replayed
 
 
-class OutsideTheModel(Exception):
-    """An event the spec has no action for (a request code it does not model): the trace cannot be judged."""
-
-
-_MODELLED_CODES = frozenset(int(c) for c in RequestCode)
-
-
-def _modelled(record: Mapping[str, Any]) -> None:
-    """Raise :class:`OutsideTheModel` for an arrival with a request code the spec does not name.
-
-    A Java broker serves dozens of codes (heartbeats, offsets, routes) on executors the spec
-    leaves out; for those the spec cannot say what is allowed, so the replay reports the
-    trace inconclusive rather than call the event a violation. The rules still judge it.
-    """
-    if record["kind"] == "RequestArrives" and record["code"] not in _MODELLED_CODES:
-        raise OutsideTheModel(
-            f"seq {record['seq']}: request code {record['code']} is not one the spec models (spec.codes.RequestCode); "
-            "the replay cannot judge this trace from here on"
-        )
-
-
 def _render_state(s: BrokerState, names: Iterable[str]) -> str:
     return "; ".join(f"{n}={render(n, getattr(s, n))}" for n in names)
 
@@ -184,7 +163,6 @@ class Replayer:
         self.counts[kind] = self.counts.get(kind, 0) + 1
         if kind == RESPONSE_KIND:
             return self._divergence(record, "unmodelled", "an internal event", "a black-box Response", "")
-        _modelled(record)
         action = action_from_record(record)
         ts = record["ts"]
         if ts < self.state.now:
@@ -235,7 +213,6 @@ class Replayer:
         """
         if record["kind"] == RESPONSE_KIND or record["ts"] < self.state.now:
             return False
-        _modelled(record)
         action = action_from_record(record)
         try:
             s = self._clock_to(record["ts"], action)
@@ -293,10 +270,7 @@ class Replayer:
 
     def judge(self, record: Mapping[str, Any], n: int) -> ReplayResult | None:
         """Replay the ``n``-th checked event; the trace's result if this event decides it."""
-        try:
-            divergence = self.apply(record)
-        except OutsideTheModel as e:
-            return ReplayResult(self.header.trace_id, "inconclusive", n, reason=str(e), actions=self._actions())
+        divergence = self.apply(record)
         if divergence is not None:
             return ReplayResult(self.header.trace_id, "violation", n, divergence, actions=self._actions())
         return None
@@ -373,11 +347,7 @@ def replay_segment(header: TraceHeader, events: Iterable[Mapping[str, Any]], fir
     n = 0
     for record in events:
         if record["seq"] < first_seq:
-            try:
-                followed = replayer.follow(record)
-            except OutsideTheModel:
-                followed = False
-            if not followed:
+            if not replayer.follow(record):
                 return ReplayResult(header.trace_id, UNREACHED, 0, reason=f"seq {record['seq']} could not be followed")
             continue
         n += 1
