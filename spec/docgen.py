@@ -101,15 +101,16 @@ def action_rows() -> Iterable[str]:
 
 
 def claim_rows(claims: Iterable[Claim]) -> Iterable[str]:
-    """The claims table: name, modality, statement, why, source."""
-    yield "| claim | modality | statement | why it matters | source |"
-    yield "|---|---|---|---|---|"
+    """The claims table: name, modality, statement, why, source, and the state fields a state claim reads."""
+    yield "| claim | modality | statement | why it matters | source | reads |"
+    yield "|---|---|---|---|---|---|"
     for c in claims:
         ps = paragraphs(c.doc)
         why = next((p[4:].strip() for p in ps if p.startswith("Why:")), "")
+        reads = ", ".join(f"`{f}`" for f in sorted(c.reads)) if c.reads is not None else "—"
         yield (
             f"| `{c.name}` | {c.modality.value} | {_cell(ps[0] if ps else '')} | {_cell(why)} "
-            f"| {_cell(labelled(c.doc, 'Source'))} |"
+            f"| {_cell(labelled(c.doc, 'Source'))} | {reads} |"
         )
 
 
@@ -210,7 +211,9 @@ def generate() -> str:
         "## Claims",
         "",
         "Always-claims are checked in every explored state (state claims) or step (transition claims),"
-        " after every lockstep step of the property suites, and over replayed traces.",
+        " after every lockstep step of the property suites, and over replayed traces. A state claim"
+        " lists the state fields it reads (checked by tests/test_claim_reads.py): a replay re-checks it"
+        " only after a step that changed one of them.",
         "",
         *claim_rows(ALL_CLAIMS),
         "",
