@@ -30,7 +30,7 @@ from pyspark.sql import types as T
 from spec.codes import ResponseCode
 from traces.format import ARROW_SCHEMA, HEADER_COLUMNS, HEADER_KIND, Observation, TraceHeader, header_from_record, header_record
 from traces.read import Validator, resolve, validate
-from traces.replay import ReplayResult
+from traces.replay import ReplayResult, not_replayable
 from traces.segments import plan_segments, replay_on_spark
 from traces.rules import LEVEL_ORDER, RULES, RULES_BY_NAME
 from traces.scan import SCAN_COLUMNS, TraceScan
@@ -154,10 +154,9 @@ def per_partition(headers: Mapping[str, dict[str, Any]], rules: bool, series: bo
 
 
 def per_trace(headers: Mapping[str, dict[str, Any]], rules: bool, series: bool) -> Any:
-    """The function run on one trace's rows (its header is passed in, as a record)."""
+    """The function run on one trace's rows, in seq order (its header is passed in, as a record)."""
 
     def run(table: pa.Table) -> pa.Table:
-        table = table.sort_by("seq")
         trace_id = table.column("trace_id")[0].as_py()
         header = header_from_record(headers[trace_id])
         out: list[dict[str, Any]] = []
@@ -267,11 +266,7 @@ def run_check(
 def _replay(spark: SparkSession, events: DataFrame, validator: Validator, headers: Mapping[str, dict[str, Any]]) -> list[ReplayResult]:
     """Every trace's replay result: ``full`` traces on Spark (long ones in segments), the others inconclusive here."""
     full = {tid for tid, p in validator.traces.items() if p.header.observation is Observation.FULL}
-    results = [
-        ReplayResult(tid, "inconclusive", 0, reason=f"replay needs observation 'full'; this trace is {p.header.observation.value!r}")
-        for tid, p in validator.traces.items()
-        if tid not in full
-    ]
+    results = [not_replayable(p.header) for tid, p in validator.traces.items() if tid not in full]
     events_per_trace = {tid: validator.traces[tid].last_seq for tid in full}
     plan = plan_segments(events_per_trace, full, spark.sparkContext.defaultParallelism)
     if plan:

@@ -318,6 +318,12 @@ def _same_responses(written: tuple[Response, ...], observed: list[tuple[int | No
     return True
 
 
+def not_replayable(header: TraceHeader, note: str = "") -> ReplayResult:
+    """The result for a trace observed below ``full``: the replay cannot judge it."""
+    reason = f"replay needs observation 'full'; this trace is {header.observation.value!r}{note}"
+    return ReplayResult(header.trace_id, "inconclusive", 0, reason=reason)
+
+
 def replay_trace(header: TraceHeader, events: Iterable[Mapping[str, Any]]) -> ReplayResult:
     """Replay one trace's events (in seq order) against its header."""
     return replay_segment(header, events, first_seq=1, last=True)
@@ -336,13 +342,7 @@ def replay_segment(header: TraceHeader, events: Iterable[Mapping[str, Any]], fir
     verdict of the segments'.
     """
     if header.observation is not Observation.FULL:
-        count = sum(1 for _ in events)
-        return ReplayResult(
-            header.trace_id,
-            "inconclusive",
-            0,
-            reason=f"replay needs observation 'full'; this trace is {header.observation.value!r} ({count} events not replayed)",
-        )
+        return not_replayable(header, f" ({sum(1 for _ in events)} events not replayed)")
     replayer = Replayer(header)
     n = 0
     for record in events:
@@ -390,9 +390,7 @@ def replay_records(records: Iterable[Mapping[str, Any]]) -> Iterator[ReplayResul
             if header.observation is Observation.FULL:
                 replayers[trace_id] = Replayer(header)
             else:
-                replayers[trace_id] = ReplayResult(
-                    trace_id, "inconclusive", 0, reason=f"replay needs observation 'full'; this trace is {header.observation.value!r}"
-                )
+                replayers[trace_id] = not_replayable(header)
             events[trace_id] = 0
             continue
         current = replayers[trace_id]
