@@ -37,9 +37,10 @@ from pyspark.sql import functions as F
 from traces.format import HEADER_COLUMNS, header_from_record
 from traces.replay import Divergence, ReplayResult, merge_segments, replay_segment
 
-#: CPU time of following an event / of checking it, measured on a 30 000-event retry-storm trace:
-#: ``PYTHONPATH=. python -c`` over ``replay_segment`` with first_seq past the end (follow all) and
-#: at 1 (check all): 0.42 s / 0.82 s on this machine.
+#: CPU time of following an event / of checking it: 0.40–0.57 on this machine (30 000- and
+#: 300 000-event traces; the machine is noisy), measured with
+#: ``flowspec record --workload retry-storm --events 30000 --profile 5.3.3 --out /tmp/s.jsonl`` and
+#: ``python -m traces.segments /tmp/s.jsonl``.
 FOLLOW_COST = 0.5
 #: A trace shorter than this is never cut: the saving would not pay for a partition.
 MIN_SEGMENT_EVENTS = 50_000
@@ -182,3 +183,25 @@ def replay_on_spark(
         else:
             merged[trace_id] = merge_segments([r for _, r in parts])
     return merged
+
+
+def _measure_follow_cost(path: str) -> None:
+    """Print the CPU time of following and of checking every event of a trace (for FOLLOW_COST)."""
+    import time
+
+    from traces.read import read_records
+
+    records = [r.data for r in read_records([path])]
+    header, events = header_from_record(records[0]), records[1:]
+    cpu = {}
+    for label, first_seq in (("follow", len(events) + 1), ("check", 1)):
+        start = time.process_time()
+        replay_segment(header, events, first_seq, last=True)
+        cpu[label] = time.process_time() - start
+    print(f"{len(events)} events: follow {cpu['follow']:.2f} s, check {cpu['check']:.2f} s, ratio {cpu['follow'] / cpu['check']:.2f}")
+
+
+if __name__ == "__main__":
+    import sys
+
+    _measure_follow_cost(sys.argv[1])
