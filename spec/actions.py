@@ -9,15 +9,15 @@ line, are in the actor's module: :mod:`spec.remoting`, :mod:`spec.workers`,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from spec.codes import RequestCode
+from spec.frozen import record
 from spec.profiles import ExecutorName
 
 # -- Remoting (IO) threads ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class RequestArrives:
     """A producer's or consumer's request is decoded on an idle remoting thread.
 
@@ -31,7 +31,7 @@ class RequestArrives:
     oneway: bool
 
 
-@dataclass(frozen=True)
+@record
 class RateLimitHandlerAdmits:
     """Source 004's RateLimitHandler takes a permit from the topic's bucket and passes the request on.
 
@@ -42,7 +42,7 @@ class RateLimitHandlerAdmits:
     io_thread: int
 
 
-@dataclass(frozen=True)
+@record
 class RateLimitHandlerThrottles:
     """The topic's bucket denies the request: SYSTEM_BUSY ``[RateLimit]``, written even for oneway.
 
@@ -53,7 +53,7 @@ class RateLimitHandlerThrottles:
     io_thread: int
 
 
-@dataclass(frozen=True)
+@record
 class RateLimitHandlerFailsOpen:
     """The limiter's own pool rejects the task; its rejection policy passes the request on unlimited.
 
@@ -64,7 +64,7 @@ class RateLimitHandlerFailsOpen:
     io_thread: int
 
 
-@dataclass(frozen=True)
+@record
 class DispatchAnswersNotSupported:
     """No processor and no default processor: REQUEST_CODE_NOT_SUPPORTED from the IO thread.
 
@@ -75,7 +75,7 @@ class DispatchAnswersNotSupported:
     io_thread: int
 
 
-@dataclass(frozen=True)
+@record
 class DispatchRejectsRequest:
     """``processor.rejectRequest()`` is true: SYSTEM_BUSY ``[REJECTREQUEST]``; no task is created.
 
@@ -86,7 +86,7 @@ class DispatchRejectsRequest:
     io_thread: int
 
 
-@dataclass(frozen=True)
+@record
 class DispatchCreatesTask:
     """``new RequestTask(...)``: the request is accepted and stamped with the IO thread's clock.
 
@@ -97,7 +97,7 @@ class DispatchCreatesTask:
     io_thread: int
 
 
-@dataclass(frozen=True)
+@record
 class DispatchStartsWorker:
     """``submit`` while fewer than core threads exist: a new thread runs the task; it skips the queue.
 
@@ -108,7 +108,7 @@ class DispatchStartsWorker:
     io_thread: int
 
 
-@dataclass(frozen=True)
+@record
 class DispatchQueuesTask:
     """``submit`` with all core threads started: the task is offered to the tail of the queue.
 
@@ -119,7 +119,7 @@ class DispatchQueuesTask:
     io_thread: int
 
 
-@dataclass(frozen=True)
+@record
 class DispatchRejectsOverload:
     """The queue is full: RejectedExecutionException → SYSTEM_BUSY ``[OVERLOAD]`` (not for oneway).
 
@@ -133,7 +133,7 @@ class DispatchRejectsOverload:
 # -- Executor worker threads -------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class WorkerTakesTask:
     """An idle worker takes the queue head, a live RequestTask.
 
@@ -145,7 +145,7 @@ class WorkerTakesTask:
     worker: int
 
 
-@dataclass(frozen=True)
+@record
 class WorkerDiscardsCancelledTask:
     """An idle worker takes a head whose stopRun is set: ``RequestTask.run`` does nothing, sends nothing.
 
@@ -157,7 +157,7 @@ class WorkerDiscardsCancelledTask:
     worker: int
 
 
-@dataclass(frozen=True)
+@record
 class WorkerRunsForeignTask:
     """An idle worker takes and runs a head that is not a RequestTask.
 
@@ -169,7 +169,7 @@ class WorkerRunsForeignTask:
     worker: int
 
 
-@dataclass(frozen=True)
+@record
 class WorkerProcessesRequest:
     """A worker runs a request that does not write to the commit log and answers it.
 
@@ -181,7 +181,7 @@ class WorkerProcessesRequest:
     worker: int
 
 
-@dataclass(frozen=True)
+@record
 class WorkerFindsPageCacheBusy:
     """The put pre-check finds the store busy: ``[PC_SYNCHRONIZED]`` (code per profile).
 
@@ -193,7 +193,7 @@ class WorkerFindsPageCacheBusy:
     worker: int
 
 
-@dataclass(frozen=True)
+@record
 class WorkerPassesPutCheck:
     """The put pre-check finds the store not busy; the worker goes on to the put lock.
 
@@ -205,7 +205,7 @@ class WorkerPassesPutCheck:
     worker: int
 
 
-@dataclass(frozen=True)
+@record
 class WorkerAcquiresPutLock:
     """The worker takes the commit-log put lock and stamps beginTimeInLock.
 
@@ -217,7 +217,7 @@ class WorkerAcquiresPutLock:
     worker: int
 
 
-@dataclass(frozen=True)
+@record
 class WorkerCreatesMappedFile:
     """Inside the lock, the current file is full (or none exists): a new file borrows a pool buffer.
 
@@ -229,7 +229,7 @@ class WorkerCreatesMappedFile:
     worker: int
 
 
-@dataclass(frozen=True)
+@record
 class WorkerAppendsAndUnlocks:
     """The worker appends the message, resets beginTimeInLock, unlocks, and answers SUCCESS.
 
@@ -241,7 +241,7 @@ class WorkerAppendsAndUnlocks:
     worker: int
 
 
-@dataclass(frozen=True)
+@record
 class WorkerThrowsInsideLock:
     """Fault: an exception escapes the critical section; ``finally`` unlocks; SYSTEM_ERROR is answered.
 
@@ -256,7 +256,7 @@ class WorkerThrowsInsideLock:
 # -- Commit service ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class CommitServiceCommits:
     """CommitRealTimeService commits the oldest file with uncommitted bytes in its write buffer.
 
@@ -265,7 +265,7 @@ class CommitServiceCommits:
     """
 
 
-@dataclass(frozen=True)
+@record
 class CommitServiceReturnsBuffer:
     """A commit reached the file size: the file's buffer goes back to the head of the pool.
 
@@ -277,7 +277,7 @@ class CommitServiceReturnsBuffer:
 # -- Fast-failure scheduler ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class FastFailureStartsRun:
     """A scheduled run of BrokerFastFailure begins with the switch on: phase 1 starts.
 
@@ -286,7 +286,7 @@ class FastFailureStartsRun:
     """
 
 
-@dataclass(frozen=True)
+@record
 class FastFailureSkipsRun:
     """A scheduled run begins with brokerFastFailureEnable off: it does nothing.
 
@@ -295,7 +295,7 @@ class FastFailureSkipsRun:
     """
 
 
-@dataclass(frozen=True)
+@record
 class FastFailureDrainsBusySendQueue:
     """Phase 1, store busy: poll the send queue's head and answer ``[PCBUSY_CLEAN_QUEUE]``.
 
@@ -304,7 +304,7 @@ class FastFailureDrainsBusySendQueue:
     """
 
 
-@dataclass(frozen=True)
+@record
 class FastFailureDropsForeignElement:
     """Phase 1, store busy, the polled element is not a RequestTask: it is dropped silently.
 
@@ -313,7 +313,7 @@ class FastFailureDropsForeignElement:
     """
 
 
-@dataclass(frozen=True)
+@record
 class FastFailureEndsBusyDrain:
     """Phase 1 ends: the store is not busy, or the send queue is empty. Phase 2 starts.
 
@@ -322,7 +322,7 @@ class FastFailureEndsBusyDrain:
     """
 
 
-@dataclass(frozen=True)
+@record
 class FastFailureCleansExpiredHead:
     """Phase 2: the queue's head waited at least the queue's max wait: remove, stopRun, ``[TIMEOUT_CLEAN_QUEUE]``.
 
@@ -333,7 +333,7 @@ class FastFailureCleansExpiredHead:
     queue: ExecutorName
 
 
-@dataclass(frozen=True)
+@record
 class FastFailureStopsAtHead:
     """Phase 2: the head is young, cancelled, foreign or absent: stop scanning this queue.
 
@@ -347,7 +347,7 @@ class FastFailureStopsAtHead:
 # -- Environment: clock, operator, broker internals, replication ----------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class ClockAdvances:
     """Time passes.
 
@@ -358,7 +358,7 @@ class ClockAdvances:
     ms: int
 
 
-@dataclass(frozen=True)
+@record
 class OperatorSetsFastFailureEnable:
     """An operator changes brokerFastFailureEnable at run time (updateBrokerConfig).
 
@@ -369,7 +369,7 @@ class OperatorSetsFastFailureEnable:
     enabled: bool
 
 
-@dataclass(frozen=True)
+@record
 class OperatorSetsQueueWait:
     """An operator changes a waitTimeMillsIn*Queue at run time.
 
@@ -381,7 +381,7 @@ class OperatorSetsQueueWait:
     wait_ms: int
 
 
-@dataclass(frozen=True)
+@record
 class InternalTaskSubmitted:
     """Broker code submits a task that is not a RequestTask to an executor whose threads all exist.
 
@@ -392,7 +392,7 @@ class InternalTaskSubmitted:
     executor: ExecutorName
 
 
-@dataclass(frozen=True)
+@record
 class HaServiceAcquiresPutLock:
     """The HA service's ``CommitLog.appendData`` takes the put lock (without stamping it).
 
@@ -401,7 +401,7 @@ class HaServiceAcquiresPutLock:
     """
 
 
-@dataclass(frozen=True)
+@record
 class HaServiceReleasesPutLock:
     """``appendData`` finishes and unlocks.
 

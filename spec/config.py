@@ -10,8 +10,9 @@ Sources: C/BrokerConfig.java, S/config/MessageStoreConfig.java (semantics.md 1.5
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
+from spec.frozen import record
 from spec.profiles import ExecutorName, Profile
 
 #: ``isOSPageCacheBusy``'s upper bound, a hard literal in milliseconds (S/DefaultMessageStore.java).
@@ -29,7 +30,7 @@ class FlushDiskType(enum.Enum):
     SYNC_FLUSH = "SYNC_FLUSH"
 
 
-@dataclass(frozen=True)
+@record
 class ExecutorConfig:
     """One executor as configured: fixed thread count (core = max) and queue capacity."""
 
@@ -38,7 +39,7 @@ class ExecutorConfig:
     capacity: int | None  # *QueueCapacity; None = unbounded LinkedBlockingQueue
 
 
-@dataclass(frozen=True)
+@record
 class RateLimitConfig:
     """The per-topic limiter of source 004 (an extension: no RocketMQ release has it)."""
 
@@ -48,7 +49,7 @@ class RateLimitConfig:
     circuit_breaker_open_micros: int = 1_000_000  # "熔断超过阈值（默认1秒）"
 
 
-@dataclass(frozen=True)
+@record
 class BrokerConfig:
     """The configuration of one broker under one profile."""
 

@@ -1,4 +1,13 @@
-"""``replace`` for the spec's frozen records: ``dataclasses.replace``'s meaning, without its cost.
+"""The spec's records: ``record`` (a frozen dataclass) and ``replace`` (``dataclasses.replace``'s meaning, without its cost).
+
+Every record of the spec is declared ``@record``, which is ``@dataclass(frozen=True)`` and
+nothing more. It is spelled differently for one reason: the trace replay runs the spec compiled
+by mypyc (:mod:`traces.compiled`), and mypyc turns a class decorated with ``dataclass`` itself
+into a C extension class with no instance dictionary, which ``replace`` below cannot copy and
+which made the compiled replay slower than the interpreted one. A class with any other
+decorator stays an ordinary Python class, so the compiled spec keeps these records as they are
+and compiles the functions over them. mypy and every other tool see a frozen dataclass
+(``typing.dataclass_transform``).
 
 Every effect builds the next state with ``replace``. ``dataclasses.replace`` runs the generated
 ``__init__``, which sets every field through ``object.__setattr__``; on ``BrokerState`` (about
@@ -20,9 +29,18 @@ call's field names and types.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, dataclass_transform
 
-__all__ = ["replace"]
+__all__ = ["record", "replace"]
+
+_R = TypeVar("_R")
+
+
+@dataclass_transform(frozen_default=True)
+def record(cls: type[_R]) -> type[_R]:
+    """A frozen dataclass (see the module docstring for why it has its own name)."""
+    return dataclasses.dataclass(frozen=True)(cls)
+
 
 _FIELDS: dict[type, frozenset[str]] = {}
 

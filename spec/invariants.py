@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from spec.actions import Action, ClockAdvances, HaServiceReleasesPutLock, RequestArrives
 from spec.codes import (
@@ -28,7 +27,7 @@ from spec.codes import (
     parse_rate_limit_remark,
 )
 from spec.config import BrokerConfig
-from spec.frozen import replace
+from spec.frozen import record, replace
 from spec.machine import Environment, candidate_actions, enabled, step
 from spec.profiles import ExecutorName
 from spec.putlock import HA_SERVICE, begin_time_is_zero_when_free, is_os_page_cache_busy
@@ -434,7 +433,7 @@ def settles_once_arrivals_stop(
 # -- The registry ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class Claim:
     """A named claim with its modality."""
 

@@ -18,16 +18,15 @@ Source: 004_1b59479d7af64a40.txt, section 四.5 (the code listing of ``acquire``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
-from spec.frozen import replace
+from spec.frozen import record, replace
 
 MICROS_PER_SECOND = 1_000_000
 LONG_MAX = 2**63 - 1
 LONG_MIN = -(2**63)
 
 
-@dataclass(frozen=True)
+@record
 class TokenBucket:
     """One SmoothBursty limiter with the article's breaker flag.
 

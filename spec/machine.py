@@ -14,7 +14,6 @@ fully enumerated from the state; only the environment's choices need bounds.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any, assert_never
 
 from spec import commitservice, environment, fastfailure, remoting, workers
@@ -58,6 +57,7 @@ from spec.actions import (
 )
 from spec.codes import RequestCode
 from spec.config import BrokerConfig
+from spec.frozen import record
 from spec.profiles import ExecutorName
 from spec.state import BrokerState, FastFailurePhase
 
@@ -186,7 +186,7 @@ def step(config: BrokerConfig, s: BrokerState, a: Action) -> BrokerState:
 # -- The environment's choices ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class RequestTemplate:
     """A kind of request the environment may send."""
 
@@ -195,7 +195,7 @@ class RequestTemplate:
     oneway: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class Environment:
     """What the outside world may do, bounded so that the reachable states are finite."""
 

@@ -14,16 +14,16 @@ follow createTimestamp, corner 21).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from spec.codes import RequestCode
 from spec.config import BrokerConfig, RateLimitConfig, broker_config
+from spec.frozen import record
 from spec.machine import Environment, RequestTemplate
 from spec.profiles import ExecutorName, Profile
 
 
-@dataclass(frozen=True)
+@record
 class Model:
     """A named pair of broker configuration and environment."""
 

@@ -11,9 +11,9 @@ digests apache/rocketmq at the tags named there; file paths are given per field.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 
 from spec.codes import RequestCode, ResponseCode
+from spec.frozen import record
 
 
 class ExecutorName(enum.Enum):
@@ -36,7 +36,7 @@ class PutLockKind(enum.Enum):
     REENTRANT = "reentrant"  # S/PutMessageReentrantLock.java: non-fair ReentrantLock
 
 
-@dataclass(frozen=True)
+@record
 class ThreadFormula:
     """A thread-count default written as ``min(base + per_processor × P, cap)``.
 
@@ -53,7 +53,7 @@ class ThreadFormula:
         return n if self.cap is None else min(n, self.cap)
 
 
-@dataclass(frozen=True)
+@record
 class ExecutorDefaults:
     """Default shape of one executor: fixed size (core = max) and queue capacity (None = unbounded)."""
 
@@ -61,7 +61,7 @@ class ExecutorDefaults:
     capacity: int | None
 
 
-@dataclass(frozen=True)
+@record
 class Profile:
     """Everything the spec needs to know about one RocketMQ version."""
 

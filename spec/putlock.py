@@ -13,9 +13,9 @@ The functions here are the lock's transitions; each carries a CrossHair contract
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from spec.config import BUSY_UPPER_BOUND_MS
+from spec.frozen import record
 
 Holder = tuple[str, int]
 """A put-lock holder: (executor name, worker index), or :data:`HA_SERVICE`."""
@@ -24,7 +24,7 @@ HA_SERVICE: Holder = ("ha", 0)
 """The HA service's CommitLog.appendData, which holds the lock but never sets beginTimeInLock."""
 
 
-@dataclass(frozen=True)
+@record
 class PutLock:
     """CommitLog.putMessageLock with CommitLog.beginTimeInLock."""
 

@@ -7,17 +7,16 @@ broker: they record history so that the invariants can be stated over a single s
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 
 from spec.codes import RequestCode, ResponseCode, ResponseKind
 from spec.config import BrokerConfig
-from spec.frozen import replace
+from spec.frozen import record, replace
 from spec.limiter import TokenBucket
 from spec.putlock import FREE_LOCK, PutLock
 from spec.profiles import ExecutorName
 
 
-@dataclass(frozen=True)
+@record
 class Request:
     """A remoting request command as the broker decoded it."""
 
@@ -27,7 +26,7 @@ class Request:
     oneway: bool  # RemotingCommand.isOnewayRPC()
 
 
-@dataclass(frozen=True)
+@record
 class RequestTask:
     """R/netty/RequestTask.java, as wrapped in a FutureTaskExt in an executor queue."""
 
@@ -36,7 +35,7 @@ class RequestTask:
     stop_run: bool = False  # RequestTask.stopRun: set by fast failure after removing the task
 
 
-@dataclass(frozen=True)
+@record
 class ForeignTask:
     """A queue element that is not a RequestTask (a plain FutureTask, or a Callable's FutureTaskExt).
 
@@ -58,7 +57,7 @@ class IoStage(enum.Enum):
     TASK_CREATED = "TASK_CREATED"  # RequestTask built (timestamp taken); executor.submit not yet run
 
 
-@dataclass(frozen=True)
+@record
 class IoThread:
     """One Netty handler thread running processRequestCommand for one request at a time."""
 
@@ -76,7 +75,7 @@ class WorkerStage(enum.Enum):
     IN_PUT_LOCK = "IN_PUT_LOCK"  # holds the commit-log put lock
 
 
-@dataclass(frozen=True)
+@record
 class Worker:
     """One thread of a fixed executor (core = max; threads are created on demand, never retire)."""
 
@@ -84,7 +83,7 @@ class Worker:
     task: RequestTask | None = None  # the task being run; None when IDLE
 
 
-@dataclass(frozen=True)
+@record
 class Executor:
     """A BrokerFixedThreadPoolExecutor / FutureTaskExtThreadPoolExecutor and its LinkedBlockingQueue."""
 
@@ -93,7 +92,7 @@ class Executor:
     workers: tuple[Worker, ...]  # threads started so far (at most the configured count)
 
 
-@dataclass(frozen=True)
+@record
 class MappedFile:
     """A commit-log MappedFile that has not been retired yet."""
 
@@ -112,7 +111,7 @@ class FastFailurePhase(enum.Enum):
     CLEANING = "CLEANING"  # phase 2: cleanExpiredRequestInQueue over the cleaned queues, in order
 
 
-@dataclass(frozen=True)
+@record
 class Response:
     """A response written to the channel."""
 
@@ -122,7 +121,7 @@ class Response:
     kind: ResponseKind  # checking only: which code path wrote it
 
 
-@dataclass(frozen=True)
+@record
 class Bucket:
     """A topic's limiter (source 004's rateLimiterMap entry)."""
 
@@ -131,7 +130,7 @@ class Bucket:
     bucket: TokenBucket
 
 
-@dataclass(frozen=True)
+@record
 class BrokerState:
     """One broker: remoting threads, executors, commit log, pool, fast failure, limiter, clock."""
 

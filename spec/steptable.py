@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 import enum
-from dataclasses import dataclass, fields
+from dataclasses import fields
 
 from spec.actions import Action
+from spec.frozen import record
 from spec.putlock import PutLock
 from spec.state import BrokerState, Executor, ForeignTask, IoThread, MappedFile, QueueElement, Response
 
@@ -77,7 +78,7 @@ def describe_action(a: Action) -> str:
     return f"{type(a).__name__}({args})"
 
 
-@dataclass(frozen=True)
+@record
 class Step:
     """One step of a run: the action taken and the state it led to."""
 

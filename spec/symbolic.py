@@ -93,7 +93,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from spec.actions import (
     Action,
@@ -121,6 +121,7 @@ from spec.actions import (
 )
 from spec.codes import RequestCode, ResponseCode, ResponseKind
 from spec.config import BrokerConfig, broker_config
+from spec.frozen import record
 from spec.invariants import broken_state_claims, broken_transition_claims
 from spec.machine import enabled, step
 from spec.profiles import PROFILES, ExecutorName, Profile
@@ -232,7 +233,7 @@ class LockHolder(enum.Enum):
                 return HA_SERVICE
 
 
-@dataclass(frozen=True)
+@record
 class LockFrame:
     """The put lock, the clock and two send workers chosen by CrossHair; the pool is fixed.
 
@@ -264,7 +265,7 @@ class LockFrame:
 
 
 
-@dataclass(frozen=True)
+@record
 class FileChoice:
     """One live commit-log file of a :class:`PoolFrame`."""
 
@@ -282,7 +283,7 @@ POOL_FRAME_FILES = 2  # the most live files a PoolFrame has
 POOL_FRAME_SPARE = 2  # the most available buffers a PoolFrame has
 
 
-@dataclass(frozen=True)
+@record
 class PoolFrame:
     """The pool's settings and the live files chosen by CrossHair; the lock is fixed.
 
@@ -332,7 +333,7 @@ class PoolFrame:
 _QUEUE_FRAME_CONFIG = small_broker(FRAME_PROFILE)
 
 
-@dataclass(frozen=True)
+@record
 class QueueFrame:
     """The send queue, the clock, the lock's stamp and the fast-failure scheduler, chosen by CrossHair.
 
@@ -400,7 +401,7 @@ _DISPATCH_FRAME_CONFIG = replace(
 )
 
 
-@dataclass(frozen=True)
+@record
 class DispatchFrame:
     """The remoting thread's request, the send executor's threads and queue, and the lock's stamp.
 
@@ -739,7 +740,7 @@ class Verdict(enum.Enum):
         return self in (Verdict.PROVED, Verdict.NO_COUNTEREXAMPLE)
 
 
-@dataclass(frozen=True)
+@record
 class Result:
     """One function's analysis."""
 

@@ -7,7 +7,6 @@ action to its thread (None for an input from the environment or an injected faul
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import assert_never
 
 from spec.actions import (
@@ -49,18 +48,19 @@ from spec.actions import (
     WorkerThrowsInsideLock,
 )
 from spec.config import BrokerConfig
+from spec.frozen import record
 from spec.profiles import ExecutorName
 from spec.state import BrokerState
 
 
-@dataclass(frozen=True)
+@record
 class IoThreadId:
     """A remoting thread."""
 
     index: int
 
 
-@dataclass(frozen=True)
+@record
 class WorkerId:
     """A thread of an executor, numbered in creation order (it may not have been started yet)."""
 
@@ -68,12 +68,12 @@ class WorkerId:
     index: int
 
 
-@dataclass(frozen=True)
+@record
 class CommitServiceId:
     """CommitRealTimeService's thread."""
 
 
-@dataclass(frozen=True)
+@record
 class FastFailureId:
     """BrokerFastFailureScheduledThread."""
 
