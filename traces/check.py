@@ -1,12 +1,19 @@
 """``flowspec check``: validate traces, then run the rules and the replay on Spark, and judge each trace.
 
 Pipeline (PObserve's shape): validate (in the driver, batch by batch: a bad record stops
-everything with exit 2) → Spark reads the files with the format's schema → the rules and the
-report's time series, per trace in one Spark job (partitioned by trace, ``mapInArrow``; array
-operations over the trace's columns, :mod:`traces.scan`) → the replay of every ``full`` trace
-through the spec, long traces cut into segments on different cores (:mod:`traces.segments`) →
-per-trace verdicts. The driver only ever collects per-rule summaries, replay results, samples
-of violating events (joined back to their raw records) and downsampled series; never a trace.
+everything with exit 2) → the rules, the report's time series and the coverage (events per
+kind), in one Spark job with no shuffle: the driver finds where each trace's rows are
+(:mod:`traces.layout`: Parquet row groups and JSON Lines files that share traces form units of
+whole traces) and hands each task a few units; the task reads them with pyarrow and judges
+each trace with array operations over its columns (:mod:`traces.scan`) → the replay of every
+``full`` trace through the spec, long traces cut into segments on different cores
+(:mod:`traces.segments`) → per-trace verdicts. The driver only ever collects per-rule
+summaries, replay results, samples of violating events (joined back to their raw records) and
+downsampled series; never a trace.
+
+The rules' tasks open the input paths themselves, so every executor must be able to read them:
+local files with ``--master local[N]`` (as ``flowspec check`` runs), or a file system mounted at
+the same path on every node.
 
 Verdicts: **violation** if a rule or the replay found one; **conformant** if no rule broke and
 the replay (which needs observation "full") conformed; otherwise **inconclusive**, naming
@@ -16,7 +23,8 @@ what was missing.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,39 +37,21 @@ from pyspark.sql import types as T
 
 from spec.codes import ResponseCode
 from traces.format import ARROW_SCHEMA, HEADER_COLUMNS, HEADER_KIND, Observation, TraceHeader, header_from_record, header_record
+from traces.layout import Unit, read_unit
+from traces.layout import plan as plan_layout
 from traces.read import Validator, resolve, validate
 from traces.replay import ReplayResult, not_replayable
 from traces.segments import plan_segments, replay_on_spark
 from traces.rules import LEVEL_ORDER, RULES, RULES_BY_NAME
-from traces.scan import SCAN_COLUMNS, TraceScan
+from traces.scan import SCAN_COLUMNS, Events, TraceScan
 
 REPLAY = "replay"
 UNSCANNED_KINDS = ("ClockAdvances", "FastFailureStopsAtHead", "FastFailureEndsBusyDrain", "WorkerPassesPutCheck")
 EVENT_COLUMNS = tuple(c for c in ARROW_SCHEMA.names if c not in HEADER_COLUMNS)
 SERIES_BINS = 120
 
-FINDING_SCHEMA = T.StructType(
-    [
-        T.StructField("trace_id", T.StringType()),
-        T.StructField("rule", T.StringType()),
-        T.StructField("status", T.StringType()),
-        T.StructField("checked", T.LongType()),
-        T.StructField("violations", T.LongType()),
-        T.StructField("sample", T.ArrayType(T.StructType([T.StructField("seq", T.LongType()), T.StructField("detail", T.StringType())]))),
-        T.StructField("note", T.StringType()),
-    ]
-)
-_FINDING_ARROW = pa.schema(
-    [
-        ("trace_id", pa.string()),
-        ("rule", pa.string()),
-        ("status", pa.string()),
-        ("checked", pa.int64()),
-        ("violations", pa.int64()),
-        ("sample", pa.list_(pa.struct([("seq", pa.int64()), ("detail", pa.string())]))),
-        ("note", pa.string()),
-    ]
-)
+#: What one Spark task returns: its finding rows, and its events per kind (coverage).
+TaskResult = tuple[list[dict[str, Any]], dict[str, int]]
 
 
 def spark_schema() -> T.StructType:
@@ -130,37 +120,73 @@ def _series(header: TraceHeader, scan: TraceScan) -> dict[str, Any]:
     }
 
 
-def per_partition(headers: Mapping[str, dict[str, Any]], rules: bool, series: bool) -> Any:
-    """The function mapInArrow runs on one partition, which holds whole traces (partitioned by
-    trace id): each trace's rows, in seq order, go to :func:`per_trace`'s function.
+def per_task(headers: Mapping[str, dict[str, Any]], rules: bool, series: bool) -> Callable[[Iterable[tuple[Unit, ...]]], Iterator[TaskResult]]:
+    """The function each Spark task runs on its units (:mod:`traces.layout`; one task per partition):
+    read each unit's pieces with pyarrow, count the events per kind, and judge each trace with
+    :func:`per_trace`'s function. Returns the finding rows and the counts.
 
-    Why not ``groupBy(trace_id).applyInArrow``: its shuffle also sorts every row by trace in the
-    JVM; a hash partitioning and one Arrow sort per partition cost about a third less.
+    A unit holds whole traces, its pieces in input order, so each trace's rows arrive in seq order
+    (validation saw them in that order); only traces that interleave need a sort.
     """
     judge = per_trace(headers, rules, series)
+    if series:
+        columns: tuple[str, ...] = EVENT_COLUMNS
+    elif rules:
+        columns = ("trace_id", *SCAN_COLUMNS)
+    else:
+        columns = ("kind",)  # coverage only
+    unscanned = pa.array([*UNSCANNED_KINDS])
 
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        received = list(batches)
-        if not received:
-            return
-        table = pa.Table.from_batches(received)
-        table = table.take(pc.sort_indices(table, [("trace_id", "ascending"), ("seq", "ascending")]))
-        ids = np.asarray(pc.dictionary_encode(table.column("trace_id")).combine_chunks().indices.to_numpy())
-        starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
-        for start, end in zip(starts, np.append(starts[1:], len(ids))):
-            yield from judge(table.slice(int(start), int(end - start))).to_batches()
+    def run(tasks: Iterable[tuple[Unit, ...]]) -> Iterator[TaskResult]:
+        for units in tasks:
+            rows: list[dict[str, Any]] = []
+            kinds: Counter[str] = Counter()
+            for unit in units:
+                table = read_unit(unit, columns)
+                counted = pc.value_counts(table.column("kind")).to_pylist()
+                kinds.update({c["values"]: c["counts"] for c in counted if c["values"] != HEADER_KIND})
+                if not (rules or series):
+                    continue
+                drop = pc.equal(table.column("kind"), HEADER_KIND)
+                if not series:
+                    # The scans read only their columns, and never these kinds (a third of a typical
+                    # trace is ClockAdvances) unless they carry a response.
+                    silent = pc.equal(pc.fill_null(pc.list_value_length(table.column("responses")), 0), 0)
+                    drop = pc.or_(drop, pc.and_(pc.is_in(table.column("kind"), unscanned), silent))
+                rows += _judge_unit(table.filter(pc.invert(drop)), judge)
+            yield rows, dict(kinds)
 
     return run
 
 
-def per_trace(headers: Mapping[str, dict[str, Any]], rules: bool, series: bool) -> Any:
-    """The function run on one trace's rows, in seq order (its header is passed in, as a record)."""
+def _judge_unit(table: pa.Table, judge: Callable[[str, Events], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Every trace of one unit's events (no header rows), each judged on its own rows in seq order."""
+    ids = pc.dictionary_encode(table.column("trace_id")).combine_chunks()
+    trace = np.asarray(ids.indices.to_numpy(), dtype=np.int64)
+    seq = np.asarray(table.column("seq").to_numpy(), dtype=np.int64)
+    boundary = np.concatenate(([True], trace[1:] != trace[:-1]))
+    if np.count_nonzero(boundary) != len(ids.dictionary) or np.any(~boundary[1:] & (seq[1:] <= seq[:-1])):
+        # Traces interleave in this unit: group each trace's rows, in seq order.
+        order = np.lexsort((seq, trace))
+        table, trace = table.take(pa.array(order)), trace[order]
+        boundary = np.concatenate(([True], trace[1:] != trace[:-1]))
+    events = Events.of(table)
+    starts = np.flatnonzero(boundary)
+    names = ids.dictionary.to_pylist()
+    out: list[dict[str, Any]] = []
+    for start, end in zip(starts.tolist(), [*starts[1:].tolist(), len(trace)]):
+        out += judge(names[trace[start]], events.slice(start, end))
+    return out
 
-    def run(table: pa.Table) -> pa.Table:
-        trace_id = table.column("trace_id")[0].as_py()
+
+def per_trace(headers: Mapping[str, dict[str, Any]], rules: bool, series: bool) -> Callable[[str, Events], list[dict[str, Any]]]:
+    """The function run on one trace's events, in seq order (its header is passed in, as a record):
+    the trace's finding rows."""
+
+    def run(trace_id: str, events: Events) -> list[dict[str, Any]]:
         header = header_from_record(headers[trace_id])
         out: list[dict[str, Any]] = []
-        scan = TraceScan(header, table)
+        scan = TraceScan(header, events)
         if rules:
             level = LEVEL_ORDER[header.observation]
             for name, finding in scan.findings.items():
@@ -188,7 +214,7 @@ def per_trace(headers: Mapping[str, dict[str, Any]], rules: bool, series: bool) 
             out.append(
                 {"trace_id": trace_id, "rule": "__series__", "status": "", "checked": 0, "violations": 0, "sample": [], "note": json.dumps(_series(header, scan))}
             )
-        return pa.Table.from_pylist(out, schema=_FINDING_ARROW)
+        return out
 
     return run
 
@@ -235,23 +261,15 @@ def run_check(
     validator = validator or validate(paths)
     headers = {tid: header_record(p.header) for tid, p in validator.traces.items()}
     events = load(spark, paths).where(F.col("kind") != HEADER_KIND)
+    # Rules, series and coverage: one Spark task per group of whole traces, no shuffle.
+    tasks = plan_layout(paths).tasks(spark.sparkContext.defaultParallelism)
     rows: list[dict[str, Any]] = []
-    if rules or series:
-        per_trace_input = events.select(*EVENT_COLUMNS)
-        if not series:
-            # The scans read only their columns, and never these kinds (a third of a typical
-            # trace is ClockAdvances): less to shuffle.
-            unread = F.col("kind").isin(*UNSCANNED_KINDS) & (F.size("responses") <= 0)
-            per_trace_input = events.select("trace_id", *SCAN_COLUMNS).where(~unread)
-        # A few partitions per core, each of whole traces and not too large for one Python worker.
-        spark_cores = spark.sparkContext.defaultParallelism
-        partitions = max(1, min(len(headers), max(2 * spark_cores, validator.events // 500_000)))
-        findings = per_trace_input.repartition(partitions, "trace_id").mapInArrow(per_partition(headers, rules, series), FINDING_SCHEMA)
-        rows += [r.asDict(recursive=True) for r in findings.collect()]
+    kinds: Counter[str] = Counter()
+    for task_rows, task_kinds in spark.sparkContext.parallelize(tasks, len(tasks)).mapPartitions(per_task(headers, rules, series)).collect():
+        rows += task_rows
+        kinds.update(task_kinds)
     if replay:
         rows += [_replay_row(r) for r in _replay(spark, events, validator, headers)]
-    # Coverage: events per kind over all traces, counted by Spark (no Python).
-    kinds = {r["kind"]: r["count"] for r in events.groupBy("kind").count().collect()}
     per_trace_events = {trace_id: p.last_seq for trace_id, p in validator.traces.items()}
     _attach_raw_records(events, rows)
     verdicts = _verdicts(validator, rows, per_trace_events)
@@ -260,7 +278,7 @@ def run_check(
         for f in t.findings:
             totals.setdefault(f["rule"], {}).setdefault(f["status"], 0)
             totals[f["rule"]][f["status"]] += 1
-    return CheckResult(verdicts, kinds, totals)
+    return CheckResult(verdicts, dict(kinds), totals)
 
 
 def _replay(spark: SparkSession, events: DataFrame, validator: Validator, headers: Mapping[str, dict[str, Any]]) -> list[ReplayResult]:

@@ -29,8 +29,9 @@ spec's predicates, each distinct remark parsed once. Meaning comes from the spec
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -55,7 +56,7 @@ from spec.storepool import (
     is_transient_store_pool_deficient,
     return_committed_buffer,
 )
-from traces.format import TraceHeader
+from traces.format import KINDS, RESPONSE_KIND, TraceHeader
 from traces.rules import LEVEL_ORDER, RULES, SAMPLE, expected_answer_ok, header_facts
 
 Ints = npt.NDArray[np.int64]
@@ -121,46 +122,181 @@ def _latest_before(group: Ints, mark: Mask) -> Ints:
     return out
 
 
-def _ints(table: pa.Table, name: str) -> Ints:
-    return np.asarray(pc.fill_null(table.column(name), _NONE).to_numpy(), dtype=np.int64)
+def _ints(column: pa.ChunkedArray | pa.Array) -> Ints:
+    return np.asarray(pc.fill_null(column, _NONE).to_numpy(), dtype=np.int64)
+
+
+def _valid(column: pa.ChunkedArray | pa.Array) -> Mask:
+    return np.asarray(column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _codes(column: pa.ChunkedArray | pa.Array, names: Sequence[str]) -> Ints:
+    """Strings as indices into ``names``; ``len(names)`` for any other string, -1 for null."""
+    encoded = pc.dictionary_encode(column)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks() if encoded.num_chunks else pa.array([], pa.dictionary(pa.int32(), pa.string()))
+    index = {name: i for i, name in enumerate(names)}
+    lookup = np.array([index.get(v, len(names)) for v in encoded.dictionary.to_pylist()] + [_NONE], np.int64)
+    return lookup[_ints(encoded.indices)]
+
+
+def _vocabulary(column: pa.ChunkedArray | pa.Array) -> tuple[Ints, list[str | None]]:
+    """Strings as indices into the returned distinct values, whose last entry is None (null)."""
+    encoded = pc.dictionary_encode(column)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks() if encoded.num_chunks else pa.array([], pa.dictionary(pa.int32(), pa.string()))
+    values: list[str | None] = [*encoded.dictionary.to_pylist(), None]
+    return np.asarray(pc.fill_null(encoded.indices, len(values) - 1).to_numpy(), dtype=np.int64), values
+
+
+#: Every event kind, in a fixed order: an event's kind is its index here.
+KIND_NAMES: tuple[str, ...] = (*sorted(KINDS), RESPONSE_KIND)
+#: Every executor name, in a fixed order: an event's executor or queue is its index here.
+EXECUTOR_NAMES: tuple[str, ...] = tuple(e.value for e in ExecutorName)
+
+
+@dataclass(frozen=True)
+class Remarks:
+    """The distinct response remarks of a set of events (the last is None: no remark), each
+    classified once for all the traces that share them."""
+
+    texts: list[str | None]
+    clean_queue: list[tuple[str, int, int] | None]  # spec.codes.parse_clean_queue_remark of each
+    pcbusy: Mask  # a [PCBUSY_CLEAN_QUEUE] remark
+    reject: Mask  # the [REJECTREQUEST] remark
+
+    @staticmethod
+    def of(texts: list[str | None]) -> Remarks:
+        parsed = [parse_clean_queue_remark(t or "") for t in texts]
+        return Remarks(
+            texts,
+            parsed,
+            np.array([p is not None and p[0] == "PCBUSY_CLEAN_QUEUE" for p in parsed], bool),
+            np.array([t == REJECT_REQUEST_REMARK for t in texts], bool),
+        )
+
+
+@dataclass(frozen=True)
+class Events:
+    """The columns the scan reads, as numpy arrays, for the events of one or more traces.
+
+    Converted from Arrow once for all the traces of a task (:meth:`of`), then cut per trace
+    (:meth:`slice`, views only): pyarrow.compute calls cost ~0.1 ms each whatever the length, which
+    made the conversion per trace a third of the scan. Nulls are -1 in the integer columns (with a
+    separate mask where the rules tell null from a value), strings are indices into fixed names
+    (``KIND_NAMES``, ``EXECUTOR_NAMES``) or into the distinct values (topics, remarks).
+    """
+
+    seq: Ints
+    ts: Ints
+    kind: Ints  # index into KIND_NAMES
+    io_thread: Ints
+    code: Ints
+    has_code: Mask
+    topic: Ints  # index into topics
+    oneway: Ints  # -1 null, 0 false, 1 true
+    executor: Ints  # index into EXECUTOR_NAMES; len(EXECUTOR_NAMES) another name; -1 null
+    worker: Ints
+    queue: Ints  # as executor
+    enabled: Ints  # as oneway
+    wait_ms: Ints
+    request_id: Ints
+    has_request_id: Mask
+    response_start: Ints  # event i's responses are [response_start[i], response_start[i + 1])
+    response_opaque: Ints
+    response_has_opaque: Mask
+    response_code: Ints
+    response_remark: Ints  # index into remarks.texts
+    topics: list[str | None]
+    remarks: Remarks
+
+    @staticmethod
+    def of(table: pa.Table) -> Events:
+        """Convert the ``SCAN_COLUMNS`` of ``table`` (events in seq order per trace, no header)."""
+        responses = table.column("responses")
+        lengths = _ints(pc.list_value_length(responses))
+        flat = pc.list_flatten(responses)
+        opaque = pc.struct_field(flat, "request_id")
+        remark, remarks = _vocabulary(pc.struct_field(flat, "remark"))
+        topic, topics = _vocabulary(table.column("topic"))
+        return Events(
+            seq=_ints(table.column("seq")),
+            ts=_ints(table.column("ts")),
+            kind=_codes(table.column("kind"), KIND_NAMES),
+            io_thread=_ints(table.column("io_thread")),
+            code=_ints(table.column("code")),
+            has_code=_valid(table.column("code")),
+            topic=np.where(topic == len(topics) - 1, _NONE, topic),
+            oneway=_ints(pc.cast(table.column("oneway"), pa.int64())),
+            executor=_codes(table.column("executor"), EXECUTOR_NAMES),
+            worker=_ints(table.column("worker")),
+            queue=_codes(table.column("queue"), EXECUTOR_NAMES),
+            enabled=_ints(pc.cast(table.column("enabled"), pa.int64())),
+            wait_ms=_ints(table.column("wait_ms")),
+            request_id=_ints(table.column("request_id")),
+            has_request_id=_valid(table.column("request_id")),
+            response_start=np.concatenate(([0], np.cumsum(np.maximum(lengths, 0)))),
+            response_opaque=_ints(opaque),
+            response_has_opaque=_valid(opaque),
+            response_code=_ints(pc.struct_field(flat, "code")),
+            response_remark=remark,
+            topics=topics,
+            remarks=Remarks.of(remarks),
+        )
+
+    def __len__(self) -> int:
+        return len(self.seq)
+
+    def slice(self, start: int, end: int) -> Events:
+        """Events ``start`` to ``end`` (one trace's), sharing the arrays and vocabularies."""
+        first, last = int(self.response_start[start]), int(self.response_start[end])
+        per_event = {f: getattr(self, f)[start:end] for f in _PER_EVENT}
+        per_response = {f: getattr(self, f)[first:last] for f in _PER_RESPONSE}
+        return Events(
+            **per_event, **per_response, response_start=self.response_start[start : end + 1] - first, topics=self.topics, remarks=self.remarks
+        )
+
+
+_PER_EVENT = ("seq", "ts", "kind", "io_thread", "code", "has_code", "topic", "oneway", "executor", "worker", "queue", "enabled",
+              "wait_ms", "request_id", "has_request_id")
+_PER_RESPONSE = ("response_opaque", "response_has_opaque", "response_code", "response_remark")
+
+
+@lru_cache(maxsize=None)
+def _kind_mask(kinds: tuple[str, ...]) -> Mask:
+    return np.array([k in kinds for k in KIND_NAMES] + [False], bool)
 
 
 class TraceScan:
-    """Every scan rule over one trace (an Arrow table of its events in ``seq`` order, no header).
+    """Every scan rule over one trace (its events in ``seq`` order, no header).
 
     Also keeps, per event, the state the report draws: each queue's depth, ``beginTimeInLock``
     and the pool's free buffers after the event.
     """
 
-    def __init__(self, header: TraceHeader, table: pa.Table) -> None:
+    def __init__(self, header: TraceHeader, events: Events) -> None:
         self.config: BrokerConfig = header.config
         self.level = LEVEL_ORDER[header.observation]
         self.findings = {rule.name: Finding() for rule in RULES}
-        self.n = n = table.num_rows
-        self.table = table
-        self.seq = _ints(table, "seq")
-        self.ts = _ints(table, "ts")
-        kinds = pc.dictionary_encode(table.column("kind")).combine_chunks()
-        self._kind_names: list[str] = kinds.dictionary.to_pylist()
-        self.kind = np.asarray(kinds.indices.to_numpy(), dtype=np.int64)
+        self.n = n = len(events)
+        self.events = events
+        self.seq = events.seq
+        self.ts = events.ts
+        self.kind = events.kind
         self.queue_names = [e.name.value for e in self.config.executors]
-        self.executor = self._executor_ids("executor")
-        self.queue = self._executor_ids("queue")
-        self.worker = _ints(table, "worker")
-        self.request_id = _ints(table, "request_id")
-        self.code = _ints(table, "code")
-        responses = table.column("responses").combine_chunks()
-        self.response_count = np.asarray(pc.fill_null(pc.list_value_length(responses), 0).to_numpy(), dtype=np.int64)
-        flat = pc.list_flatten(responses)
+        self.executor = self._executor_ids(events.executor)
+        self.queue = self._executor_ids(events.queue)
+        self.worker = events.worker
+        self.request_id = events.request_id
+        self.code = events.code
+        self.response_count = np.diff(events.response_start)
         self.response_event = np.repeat(np.arange(n), self.response_count)  # event of each response
-        self.response_opaque = np.asarray(pc.fill_null(pc.struct_field(flat, "request_id"), _NONE).to_numpy(), dtype=np.int64)
-        self.response_has_opaque = np.asarray(pc.is_valid(pc.struct_field(flat, "request_id")).to_numpy(zero_copy_only=False))
-        self.response_remark = pc.struct_field(flat, "remark")
-        remarks = pc.dictionary_encode(self.response_remark)
-        self.remarks: list[str | None] = remarks.dictionary.to_pylist() + [None]  # distinct remarks; the last is "none"
-        self.response_remark_index = np.asarray(pc.fill_null(remarks.indices, len(self.remarks) - 1).to_numpy(), dtype=np.int64)
-        self.response_code = np.asarray(pc.fill_null(pc.struct_field(flat, "code"), _NONE).to_numpy(), dtype=np.int64)
-        first = np.cumsum(self.response_count) - self.response_count  # index of each event's first response
+        self.response_opaque = events.response_opaque
+        self.response_has_opaque = events.response_has_opaque
+        self.remarks = events.remarks.texts  # distinct remarks; the last is "none"
+        self.response_remark_index = events.response_remark
+        self.response_code = events.response_code
+        first = events.response_start[:-1]  # index of each event's first response
         answered = self.response_count > 0
         self.first_has_opaque = np.zeros(n, bool)  # the event's first response names an opaque
         self.first_has_opaque[answered] = self.response_has_opaque[first[answered]]
@@ -190,20 +326,19 @@ class TraceScan:
     # -- columns --------------------------------------------------------------------------------
 
     def _is(self, *kinds: str) -> Mask:
-        wanted = np.array([k in kinds for k in self._kind_names] + [False], bool)
-        return wanted[self.kind]
+        return _kind_mask(kinds)[self.kind]
 
     def kind_of(self, i: int) -> str:
-        return self._kind_names[int(self.kind[i])]
+        return KIND_NAMES[int(self.kind[i])]
 
-    def _executor_ids(self, name: str) -> Ints:
-        """Executor names as indices into ``queue_names``; -1 null, -2 a name the config lacks."""
-        encoded = pc.dictionary_encode(self.table.column(name)).combine_chunks()
-        ids = np.array([self.queue_names.index(v) if v in self.queue_names else -2 for v in encoded.dictionary.to_pylist()] + [_NONE], np.int64)
-        return ids[np.asarray(pc.fill_null(encoded.indices, len(ids) - 1).to_numpy(), dtype=np.int64)]
+    def _executor_ids(self, names: Ints) -> Ints:
+        """Executor names (indices into ``EXECUTOR_NAMES``) as indices into ``queue_names``; -1 null, -2 a name the config lacks."""
+        ids = np.array([self.queue_names.index(v) if v in self.queue_names else -2 for v in EXECUTOR_NAMES] + [-2, _NONE], np.int64)
+        return ids[names]
 
-    def _column_at(self, name: str, at: Ints) -> list[Any]:
-        return list(self.table.column(name).take(pa.array(at, pa.int64())).to_pylist())
+    @staticmethod
+    def _executor_name(code: int) -> str | None:
+        return EXECUTOR_NAMES[code] if 0 <= code < len(EXECUTOR_NAMES) else None
 
     def _queue_id(self, name: ExecutorName) -> int:
         return self.queue_names.index(name.value) if name.value in self.queue_names else -2
@@ -215,7 +350,7 @@ class TraceScan:
         n = self.n
         arrives = self._is("RequestArrives")
         at = np.flatnonzero(arrives | self._is(*_IO_ENDS) | self._is(*_IO_READS))
-        latest = _latest_before(_ints(self.table, "io_thread")[at], (arrives | self._is(*_IO_ENDS))[at])
+        latest = _latest_before(self.events.io_thread[at], (arrives | self._is(*_IO_ENDS))[at])
         self.request = np.full(n, _NONE, np.int64)
         holds = latest >= 0
         holds[holds] = arrives[at[latest[holds]]]
@@ -293,8 +428,8 @@ class TraceScan:
         kind = self.kind_of(i)
         if kind.startswith("FastFailureDr"):
             return ExecutorName.SEND.value
-        column = "queue" if kind == "FastFailureCleansExpiredHead" else "executor"
-        return str(self._column_at(column, np.array([i]))[0])
+        column = self.events.queue if kind == "FastFailureCleansExpiredHead" else self.events.executor
+        return str(self._executor_name(int(column[i])))
 
     # -- workers ---------------------------------------------------------------------------------
 
@@ -333,7 +468,7 @@ class TraceScan:
             lambda i: f"worker {self._worker_name(int(event[i]))} took opaque {opaque[i]} but answered opaque {self.response_opaque[r[i]]}")
 
     def _worker_name(self, i: int) -> tuple[str, int]:
-        return (str(self._column_at("executor", np.array([i]))[0]), int(self.worker[i]))
+        return (str(self._executor_name(int(self.events.executor[i]))), int(self.worker[i]))
 
     # -- fast failure ------------------------------------------------------------------------------
 
@@ -345,22 +480,23 @@ class TraceScan:
         if len(r) == 0:
             return
         event = self.response_event[r]
-        queue = self._column_at("queue", event)
-        remarks = self.response_remark.take(pa.array(r, pa.int64())).to_pylist()
+        queue = [self._executor_name(q) for q in self.events.queue[event].tolist()]
+        remarks = self.response_remark_index[r].tolist()
         sets = np.flatnonzero(self._is("OperatorSetsQueueWait"))
-        set_queue, set_wait = self._column_at("queue", sets), self._column_at("wait_ms", sets)
-        waits = {q.value: w for q, w in self.config.queue_waits}
-        parses = {remark: parse_clean_queue_remark(remark or "") for remark in set(remarks)}
-        for i, name, remark in zip(event, queue, remarks):
-            seq, head = int(self.seq[i]), int(self.head[i])
-            parsed = parses[remark]
+        set_queue = [self._executor_name(q) for q in self.events.queue[sets].tolist()]
+        set_wait = self.events.wait_ms[sets].tolist()
+        waits: dict[str | None, int] = {q.value: w for q, w in self.config.queue_waits}
+        texts, parses = self.remarks, self.events.remarks.clean_queue
+        for i, name, k in zip(event.tolist(), queue, remarks):
+            seq, head, remark = int(self.seq[i]), int(self.head[i]), texts[k]
+            parsed = parses[k]
             if parsed is None or self.created[head] == _NONE:
                 finding.one(False, seq, lambda: f"[TIMEOUT_CLEAN_QUEUE] answer for a task with no creation time or an unparsable remark {remark!r}")
                 continue
             earlier = [w for s, q, w in zip(sets, set_queue, set_wait) if s < i and q == name]
             _, period, size = parsed
             waited, wait = int(self.ts[i] - self.created[head]), earlier[-1] if earlier else waits[name]
-            depth = int(self.depth[name][i])
+            depth = int(self.depth[str(name)][i])
             finding.one(
                 period == waited and waited >= wait and size == depth,
                 seq,
@@ -372,7 +508,7 @@ class TraceScan:
         c = self.config
         runs = np.flatnonzero(self._is("FastFailureStartsRun", "FastFailureSkipsRun"))
         sets = np.flatnonzero(self._is("OperatorSetsFastFailureEnable"))
-        switch = np.array([c.fast_failure_enable] + [bool(v) for v in self._column_at("enabled", sets)])
+        switch = np.concatenate(([c.fast_failure_enable], self.events.enabled[sets] == 1))
         on = switch[np.searchsorted(sets, runs)] | (not c.profile.fast_failure_switch)
         earliest = c.start_time_ms + c.fast_failure_initial_delay_ms + np.arange(len(runs)) * c.fast_failure_period_ms
         started = self._is("FastFailureStartsRun")[runs]
@@ -493,17 +629,17 @@ class TraceScan:
         before its request; each response's code and remark as the profile writes them."""
         facts = header_facts(header)
         arrivals = np.flatnonzero(self._is("RequestArrives"))
-        has_opaque = self.table.column("request_id").is_valid().to_numpy(zero_copy_only=False)[arrivals]
+        has_opaque = self.events.has_request_id[arrivals]
         opaque = self.request_id[arrivals]
         answered = np.sort(self.response_opaque[self.response_has_opaque])
         got = np.where(has_opaque, np.searchsorted(answered, opaque, "right") - np.searchsorted(answered, opaque, "left"), 0)
-        oneway = self._column_at("oneway", arrivals)
-        code_known = self.table.column("code").is_valid().to_numpy(zero_copy_only=False)[arrivals]
+        oneway = self.events.oneway[arrivals]
+        code_known = self.events.has_code[arrivals]
         silent = np.isin(self.code[arrivals], np.array(facts["silent_codes"], np.int64))
-        must = np.array([w is False for w in oneway], bool) & code_known & ~silent
+        must = (oneway == 0) & code_known & ~silent
         self.findings["each_request_is_answered_exactly_once"].add(
             np.where(must, got == 1, got <= 1), self.seq[arrivals],
-            lambda i: f"opaque {opaque[i]} (code {self.code[arrivals[i]]}, oneway {str(oneway[i]).lower()}) got {got[i]} responses")
+            lambda i: f"opaque {opaque[i]} (code {self.code[arrivals[i]]}, oneway {('none', 'false', 'true')[oneway[i] + 1]}) got {got[i]} responses")
         # A response is matched with every arrival of its opaque (one item each), or none.
         by_opaque = np.argsort(np.where(has_opaque, opaque, np.iinfo(np.int64).max), kind="stable")
         sorted_opaque = np.where(has_opaque, opaque, np.iinfo(np.int64).max)[by_opaque]
@@ -538,31 +674,48 @@ class TraceScan:
         finding = self.findings["limiter_decisions_as_the_bucket_says"]
         rl = self.config.rate_limit
         events = np.flatnonzero(self._is("RateLimitHandlerAdmits", "RateLimitHandlerThrottles"))
-        if len(events) == 0:
-            return
         requests = self.request[events]
-        topics = self._column_at("topic", np.maximum(requests, 0))
-        buckets: dict[str, tuple[int, Any]] = {}  # topic -> (created_at, TokenBucket)
-        for i, req, topic in zip(events, requests, topics):
-            seq, ts, kind = int(self.seq[i]), int(self.ts[i]), self.kind_of(int(i))
-            if not rl.enabled or req < 0:
-                finding.one(False, seq, lambda: f"{kind} with the limiter {'off' if not rl.enabled else 'on but no request on that thread'}")
-                continue
-            topic = topic or ""
-            created, bucket = buckets.get(topic, (ts, None))
-            if bucket is None:
-                qps = rl.send_msg_back_qps if int(self.code[req]) == RequestCode.CONSUMER_SEND_MSG_BACK else rl.default_qps
-                bucket = create_bucket(qps)
-            admitted, bucket = circuit_breaker_acquire(bucket, (ts - created) * 1000, rl.circuit_breaker_open_micros)
-            buckets[topic] = (created, bucket)
-            finding.one(
-                admitted == (kind == "RateLimitHandlerAdmits"),
-                seq,
-                lambda: f"topic {topic!r} at ts {ts}: the bucket {'admits' if admitted else 'throttles'}, the trace {kind}",
-            )
+        walked = (requests >= 0) & rl.enabled
+        lost = events[~walked]
+        finding.add(np.zeros(len(lost), bool), self.seq[lost],
+                    lambda k: f"{self.kind_of(int(lost[k]))} with the limiter {'off' if not rl.enabled else 'on but no request on that thread'}")
+        events, requests = events[walked], requests[walked]
+        # Buckets are per topic; a request with no topic uses the topic "".
+        topics = self.events.topics
+        topic = self.events.topic[requests]
+        if "" in topics:
+            topic = np.where(topic == _NONE, topics.index(""), topic)
+        for t in np.unique(topic):
+            mine = topic == t
+            self._limiter_topic(topics[t] or "" if t >= 0 else "", events[mine], requests[mine])
+
+    def _limiter_topic(self, topic: str, events: Ints, requests: Ints) -> None:
+        """One topic's decisions, in seq order, against its bucket (created at its first decision)."""
+        finding = self.findings["limiter_decisions_as_the_bucket_says"]
+        rl = self.config.rate_limit
+        qps = rl.send_msg_back_qps if int(self.code[requests[0]]) == RequestCode.CONSUMER_SEND_MSG_BACK else rl.default_qps
+        bucket = create_bucket(qps)
+        ts = self.ts[events]
+        now = (ts - ts[0]) * 1000  # micros on the bucket's stopwatch
+        latest = np.maximum.accumulate(now)
+        admits = self._is("RateLimitHandlerAdmits")[events]
+        k = 0
+        while k < len(events):
+            admitted, bucket = circuit_breaker_acquire(bucket, int(now[k]), rl.circuit_breaker_open_micros)
+            seq, at, kind = int(self.seq[events[k]]), int(ts[k]), self.kind_of(int(events[k]))
+            finding.one(admitted == admits[k], seq,
+                        lambda: f"topic {topic!r} at ts {at}: the bucket {'admits' if admitted else 'throttles'}, the trace {kind}")
+            k += 1
+            if bucket.circuit_open and k < len(events) and latest[k - 1] < bucket.next_free_ticket_micros + rl.circuit_breaker_open_micros:
+                # While the breaker is open, circuit_breaker_acquire denies and leaves the bucket as it is
+                # until now - nextFreeTicketMicros >= the open time: those decisions need no call.
+                until = int(np.searchsorted(latest, bucket.next_free_ticket_micros + rl.circuit_breaker_open_micros, "left"))
+                denied = events[k:until]
+                finding.add(~admits[k:until], self.seq[denied],
+                            lambda i: f"topic {topic!r} at ts {self.ts[denied[i]]}: the bucket throttles, the trace {self.kind_of(int(denied[i]))}")
+                k = until
 
 
 def scan_trace(header: TraceHeader, table: pa.Table) -> dict[str, Finding]:
     """Run every scan rule over one trace's events (an Arrow table in ``seq`` order, no header)."""
-    return TraceScan(header, table).findings
-
+    return TraceScan(header, Events.of(table)).findings

@@ -1,0 +1,164 @@
+"""Where each trace's rows are, and how to hand whole traces to Spark tasks without a shuffle.
+
+The per-trace passes need every row of a trace in one task. Instead of shuffling rows by trace
+id, the driver looks at the input once (only the ``trace_id`` column of each Parquet row group,
+dictionary-encoded, and the row counts in the file footers) and builds:
+
+- *pieces*: a Parquet row group, or a whole JSON Lines file (a JSON Lines file cannot be read
+  from the middle, so it is one indivisible piece);
+- *units*: the connected components of pieces that share a trace (union-find), so a unit holds
+  whole traces and a trace never leaves its unit; a trace written across row groups or files
+  joins them into one unit;
+- *tasks*: units packed by row count, largest first, each into the lightest task; enough tasks
+  for every core, a few per core when there are enough units (Spark hands the next task to the
+  first free core, so equal tasks in a small multiple of the cores keep both busy to the end),
+  never a unit split.
+
+A task then reads its own pieces (:func:`read_unit`) in the executor. So every executor must be
+able to open the input paths: local files with ``--master local[N]``, or a file system that all
+nodes mount at the same path.
+
+:attr:`Layout.trace_pieces` also says, per trace, which pieces hold it.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import groupby
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pj
+import pyarrow.parquet as pq
+
+from traces.format import ARROW_SCHEMA
+from traces.read import MAX_LINE_BYTES, raw_records, resolve
+
+#: Tasks per core when there are enough units: small enough to keep per-task overhead low,
+#: large enough that the last tasks to finish are short.
+TASKS_PER_CORE = 3
+
+
+@dataclass(frozen=True)
+class Piece:
+    """The smallest readable part of the input: one Parquet row group, or one JSON Lines file."""
+
+    path: str
+    row_group: int | None  # None: a JSON Lines file, read whole
+    rows: int  # records in the piece, headers included
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Pieces that share traces, transitively: every row of each of its traces is in them."""
+
+    pieces: tuple[Piece, ...]  # in input order (files in name order, row groups in file order)
+
+    @property
+    def rows(self) -> int:
+        return sum(p.rows for p in self.pieces)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The input's pieces, which traces each holds, and the units they form."""
+
+    pieces: tuple[Piece, ...]  # in input order
+    trace_pieces: Mapping[str, tuple[Piece, ...]]  # trace id -> the pieces holding its rows, in input order
+    units: tuple[Unit, ...]  # largest first
+
+    def tasks(self, cores: int) -> list[tuple[Unit, ...]]:
+        """The units packed into Spark tasks (see :func:`pack`)."""
+        return pack(self.units, cores)
+
+
+def _parquet_pieces(path: Path) -> list[tuple[Piece, list[str]]]:
+    """Each row group of a Parquet file with the trace ids it holds (only ``trace_id`` is read)."""
+    pf = pq.ParquetFile(path, read_dictionary=["trace_id"])
+    out = []
+    for i in range(pf.metadata.num_row_groups):
+        ids: set[str] = set()
+        for chunk in pf.read_row_group(i, columns=["trace_id"]).column(0).chunks:
+            used = np.flatnonzero(np.bincount(np.asarray(chunk.indices.to_numpy()), minlength=len(chunk.dictionary)))
+            ids.update(chunk.dictionary.take(pa.array(used, pa.int64())).to_pylist())
+        out.append((Piece(str(path), i, pf.metadata.row_group(i).num_rows), sorted(ids)))
+    return out
+
+
+def _jsonl_piece(path: Path) -> tuple[Piece, list[str]]:
+    """A JSON Lines file as one piece with its trace ids (only ``trace_id`` is kept from each line)."""
+    table = pj.read_json(
+        path,
+        read_options=pj.ReadOptions(block_size=2 * MAX_LINE_BYTES),  # a block must hold the longest line
+        parse_options=pj.ParseOptions(explicit_schema=pa.schema([ARROW_SCHEMA.field("trace_id")]), unexpected_field_behavior="ignore"),
+    )
+    return Piece(str(path), None, table.num_rows), sorted(set(pc.unique(table.column("trace_id")).to_pylist()))
+
+
+def _find(parent: list[int], i: int) -> int:
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]  # path halving
+        i = parent[i]
+    return i
+
+
+def plan(paths: Sequence[str]) -> Layout:
+    """The layout of the (validated) input named by ``paths``."""
+    found: list[tuple[Piece, list[str]]] = []
+    for path in resolve(paths):
+        found += _parquet_pieces(path) if path.suffix == ".parquet" else [_jsonl_piece(path)]
+    pieces = tuple(p for p, _ in found)
+    holders: dict[str, list[int]] = {}
+    for index, (_, ids) in enumerate(found):
+        for trace_id in ids:
+            holders.setdefault(trace_id, []).append(index)
+    parent = list(range(len(pieces)))
+    for indexes in holders.values():
+        root = _find(parent, indexes[0])
+        for other in indexes[1:]:
+            parent[_find(parent, other)] = root
+    components: dict[int, list[Piece]] = {}
+    for index, piece in enumerate(pieces):
+        components.setdefault(_find(parent, index), []).append(piece)
+    units = sorted((Unit(tuple(c)) for c in components.values()), key=lambda u: -u.rows)
+    return Layout(pieces, {t: tuple(pieces[i] for i in indexes) for t, indexes in holders.items()}, tuple(units))
+
+
+def pack(units: Sequence[Unit], cores: int, per_core: int = TASKS_PER_CORE) -> list[tuple[Unit, ...]]:
+    """Units into ``min(len(units), per_core × cores)`` tasks balanced by rows: largest unit first,
+    each into the task with the fewest rows so far (ties: the lower task). Tasks come largest first."""
+    count = min(len(units), max(1, per_core * cores))
+    heap = [(0, t) for t in range(count)]
+    tasks: list[list[Unit]] = [[] for _ in range(count)]
+    for unit in sorted(units, key=lambda u: -u.rows):
+        rows, t = heapq.heappop(heap)
+        tasks[t].append(unit)
+        heapq.heappush(heap, (rows + unit.rows, t))
+    return sorted((tuple(t) for t in tasks), key=lambda t: -sum(u.rows for u in t))
+
+
+def read_unit(unit: Unit, columns: Sequence[str]) -> pa.Table:
+    """The rows of ``unit``'s pieces in input order, only ``columns`` (Arrow types of ``ARROW_SCHEMA``).
+
+    Parquet row groups are read with pyarrow, all the unit's row groups of one file at once; a
+    JSON Lines file with the project's reader (the input is already validated)."""
+    schema = pa.schema([ARROW_SCHEMA.field(c) for c in columns])
+    parts = []
+    for path, group in groupby(unit.pieces, key=lambda p: p.path):  # a file's pieces are adjacent
+        row_groups = [p.row_group for p in group if p.row_group is not None]
+        if row_groups:
+            parts.append(pq.ParquetFile(path).read_row_groups(row_groups, columns=list(columns)).cast(schema))
+        else:
+            parts.append(_read_jsonl(Path(path), schema))
+    return pa.concat_tables(parts) if parts else schema.empty_table()
+
+
+def _read_jsonl(path: Path, schema: pa.Schema) -> pa.Table:
+    names = schema.names
+    rows: list[dict[str, Any]] = [{n: record.get(n) for n in names} for _, record in raw_records(path)]
+    return pa.Table.from_pylist(rows, schema=schema)
