@@ -129,12 +129,9 @@ def per_task(headers: Mapping[str, dict[str, Any]], rules: bool, series: bool) -
     (validation saw them in that order); only traces that interleave need a sort.
     """
     judge = per_trace(headers, rules, series)
-    if series:
-        columns: tuple[str, ...] = EVENT_COLUMNS
-    elif rules:
-        columns = ("trace_id", *SCAN_COLUMNS)
-    else:
-        columns = ("kind",)  # coverage only
+    # Every event column, not only the scans' (which are all but one of them, and cost the same to
+    # read): a violating event's raw record is then at hand in the task.
+    columns = EVENT_COLUMNS if rules or series else ("kind",)  # coverage only
     unscanned = pa.array([*UNSCANNED_KINDS])
 
     def run(tasks: Iterable[tuple[Unit, ...]]) -> Iterator[TaskResult]:
@@ -174,9 +171,31 @@ def _judge_unit(table: pa.Table, judge: Callable[[str, Events], list[dict[str, A
     starts = np.flatnonzero(boundary)
     names = ids.dictionary.to_pylist()
     out: list[dict[str, Any]] = []
+    samples: list[dict[str, Any]] = []
+    rows: list[int] = []  # the row of each sample
     for start, end in zip(starts.tolist(), [*starts[1:].tolist(), len(trace)]):
-        out += judge(names[trace[start]], events.slice(start, end))
+        found = judge(names[trace[start]], events.slice(start, end))
+        for finding in found:
+            samples += finding["sample"]
+            rows += [start + int(np.searchsorted(events.seq[start:end], s["seq"])) for s in finding["sample"]]
+        out += found
+    records = table.take(pa.array(rows, pa.int64())).to_pylist() if rows else []
+    for sample, record in zip(samples, records):
+        sample["raw"] = _raw(record) if record["seq"] == sample["seq"] else ""
     return out
+
+
+def _raw(record: Mapping[str, Any]) -> str:
+    """An event's record as JSON, as Spark's ``to_json`` writes it: compact, null fields left out."""
+
+    def present(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: present(v) for k, v in value.items() if v is not None}
+        if isinstance(value, list):
+            return [present(v) for v in value]
+        return value
+
+    return json.dumps(present(record), separators=(",", ":"), ensure_ascii=False)
 
 
 def per_trace(headers: Mapping[str, dict[str, Any]], rules: bool, series: bool) -> Callable[[str, Events], list[dict[str, Any]]]:
@@ -307,8 +326,9 @@ def _replay_row(result: ReplayResult) -> dict[str, Any]:
 
 
 def _attach_raw_records(events: DataFrame, rows: list[dict[str, Any]]) -> None:
-    """Join the sampled violating events back to their raw records (only those few rows)."""
-    wanted = {(r["trace_id"], s["seq"]) for r in rows if r["rule"] != "__series__" for s in r["sample"]}
+    """Join the sampled violating events that have no raw record yet (the replay's; the rules'
+    tasks attach their own) back to their raw records (only those few rows)."""
+    wanted = {(r["trace_id"], s["seq"]) for r in rows if r["rule"] != "__series__" for s in r["sample"] if "raw" not in s}
     if not wanted:
         return
     spark = events.sparkSession
@@ -323,7 +343,7 @@ def _attach_raw_records(events: DataFrame, rows: list[dict[str, Any]]) -> None:
     }
     for r in rows:
         for s in r["sample"]:
-            s["raw"] = raw.get((r["trace_id"], s["seq"]), "")
+            s.setdefault("raw", raw.get((r["trace_id"], s["seq"]), ""))
 
 
 def _verdicts(validator: Validator, rows: list[dict[str, Any]], events: Mapping[str, int]) -> list[TraceVerdict]:
