@@ -29,9 +29,11 @@ spec's predicates, each distinct remark parsed once. Meaning comes from the spec
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
@@ -40,10 +42,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spec.codes import REJECT_REQUEST_REMARK, RequestCode, parse_clean_queue_remark
-from spec.config import BrokerConfig
+from spec.config import BUSY_UPPER_BOUND_MS, BrokerConfig
 from spec.limiter import circuit_breaker_acquire, create_bucket
 from spec.profiles import ExecutorName
-from spec.putlock import HA_SERVICE, Holder, PutLock, is_os_page_cache_busy
+from spec.putlock import HA_SERVICE, Holder
 from spec.remoting import route
 from spec.state import MappedFile
 from spec.storepool import (
@@ -53,7 +55,6 @@ from spec.storepool import (
     create_mapped_file,
     file_awaiting_return,
     file_to_commit,
-    is_transient_store_pool_deficient,
     return_committed_buffer,
 )
 from traces.format import KINDS, RESPONSE_KIND, TraceHeader
@@ -161,19 +162,26 @@ class Remarks:
     classified once for all the traces that share them."""
 
     texts: list[str | None]
-    clean_queue: list[tuple[str, int, int] | None]  # spec.codes.parse_clean_queue_remark of each
     pcbusy: Mask  # a [PCBUSY_CLEAN_QUEUE] remark
     reject: Mask  # the [REJECTREQUEST] remark
+    _parsed: dict[int, tuple[str, int, int] | None] = field(default_factory=dict)
 
     @staticmethod
     def of(texts: list[str | None]) -> Remarks:
-        parsed = [parse_clean_queue_remark(t or "") for t in texts]
-        return Remarks(
-            texts,
-            parsed,
-            np.array([p is not None and p[0] == "PCBUSY_CLEAN_QUEUE" for p in parsed], bool),
-            np.array([t == REJECT_REQUEST_REMARK for t in texts], bool),
-        )
+        # Most remarks are [TIMEOUT_CLEAN_QUEUE] ones, each distinct (period, size): parse only
+        # the ones that can be [PCBUSY_CLEAN_QUEUE] here, the others when a rule asks.
+        pcbusy = np.zeros(len(texts), bool)
+        for i, t in enumerate(texts):
+            if t is not None and t.startswith("[PCBUSY_CLEAN_QUEUE]"):
+                parsed = parse_clean_queue_remark(t)
+                pcbusy[i] = parsed is not None and parsed[0] == "PCBUSY_CLEAN_QUEUE"
+        return Remarks(texts, pcbusy, np.array([t == REJECT_REQUEST_REMARK for t in texts], bool))
+
+    def clean_queue(self, i: int) -> tuple[str, int, int] | None:
+        """spec.codes.parse_clean_queue_remark of remark ``i`` (parsed once)."""
+        if i not in self._parsed:
+            self._parsed[i] = parse_clean_queue_remark(self.texts[i] or "")
+        return self._parsed[i]
 
 
 @dataclass(frozen=True)
@@ -314,8 +322,6 @@ class TraceScan:
         pool = self.config.transient_store_pool_size if self.config.pool_enabled else 0
         self.begin = np.zeros(n, np.int64)  # beginTimeInLock after each event
         self.free = np.full(n, pool, np.int64)  # pool buffers available after each event
-        self._pool_at: list[tuple[int, tuple[int, ...]]] = [(-1, tuple(range(pool)))]  # (event, available) changes
-        self._pool_changed = np.zeros(0, np.int64)  # the events of _pool_at[1:]
         if self.level >= 2:
             self._lock()
             self._pool()
@@ -486,10 +492,10 @@ class TraceScan:
         set_queue = [self._executor_name(q) for q in self.events.queue[sets].tolist()]
         set_wait = self.events.wait_ms[sets].tolist()
         waits: dict[str | None, int] = {q.value: w for q, w in self.config.queue_waits}
-        texts, parses = self.remarks, self.events.remarks.clean_queue
+        texts = self.remarks
         for i, name, k in zip(event.tolist(), queue, remarks):
             seq, head, remark = int(self.seq[i]), int(self.head[i]), texts[k]
-            parsed = parses[k]
+            parsed = self.events.remarks.clean_queue(k)
             if parsed is None or self.created[head] == _NONE:
                 finding.one(False, seq, lambda: f"[TIMEOUT_CLEAN_QUEUE] answer for a task with no creation time or an unparsable remark {remark!r}")
                 continue
@@ -566,15 +572,16 @@ class TraceScan:
         events = np.flatnonzero(self._is(*_POOL_KINDS))
         appended_before = np.searchsorted(appends, events)
         files: tuple[MappedFile, ...] = ()
-        available = self._pool_at[0][1]
+        available = tuple(range(total))
+        count: list[int] = [total]  # buffers available before the first pool event, and after each
         done = 0
-        for i, n_appends in zip(events, appended_before):
-            for _ in range(int(n_appends) - done):
+        for i, n_appends, seq in zip(events.tolist(), appended_before.tolist(), self.seq[events].tolist()):
+            for _ in range(n_appends - done):
                 if not (files and files[-1].wrote < size):
                     break  # a full file takes no more messages; the rest of this run changes nothing
                 files = append_message(files, size)
-            done = int(n_appends)
-            seq, kind = int(self.seq[i]), self.kind_of(int(i))
+            done = n_appends
+            kind = self.kind_of(i)
             if kind == "WorkerCreatesMappedFile":
                 files, available = create_mapped_file(files, available, c.pool_enabled, size)
             elif kind == "CommitServiceCommits":
@@ -587,36 +594,33 @@ class TraceScan:
                 finding.one(at is not None, seq, lambda: f"a buffer returned while no file is committed to its size {size}: {files}")
                 if at is not None:
                     files, available = return_committed_buffer(files, available, at)
-            self._pool_at.append((int(i), available))
+            count.append(len(available))
             finding.one(buffers_partition_the_pool(available, files, total), seq, lambda: f"available {available}, files {files}")
-        self._pool_changed = np.array([i for i, _ in self._pool_at[1:]], np.int64)
-        count = np.array([len(a) for _, a in self._pool_at], np.int64)
-        self.free = count[np.searchsorted(self._pool_changed, np.arange(self.n), side="right")]
-
-    def _available_at(self, i: int) -> tuple[int, ...]:
-        return self._pool_at[int(np.searchsorted(self._pool_changed, i, side="right"))][1]
+        self.free = np.array(count, np.int64)[np.searchsorted(events, np.arange(self.n), side="right")]
 
     def _busy_answers(self) -> None:
         """[PCBUSY_CLEAN_QUEUE] only while busy; [REJECTREQUEST] only while busy or the pool is deficient."""
         if self.level < 2 or len(self.response_event) == 0:
             return
-        texts = self.remarks
-        pcbusy_texts = [j for j, t in enumerate(texts) if (p := parse_clean_queue_remark(t or "")) and p[0] == "PCBUSY_CLEAN_QUEUE"]
-        reject_texts = [j for j, t in enumerate(texts) if t == REJECT_REQUEST_REMARK]
         index = self.response_remark_index
         timeout = self.config.os_page_cache_busy_timeout_ms
 
-        def busy(i: int) -> bool:
-            return is_os_page_cache_busy(PutLock(None, int(self.begin[i])), int(self.ts[i]), timeout)
+        def busy(at: Ints) -> Mask:
+            """spec.putlock.is_os_page_cache_busy after each event ``at``, over arrays: the lock is
+            stamped (beginTimeInLock != 0) and timeout < ts - beginTimeInLock < the upper bound."""
+            begin = self.begin[at]
+            held = self.ts[at] - begin
+            result: Mask = (begin != 0) & (held > timeout) & (held < BUSY_UPPER_BOUND_MS)
+            return result
 
-        events = self.response_event[np.isin(index, pcbusy_texts)]
-        ok = np.array([busy(int(i)) for i in events], bool)
+        events = self.response_event[self.events.remarks.pcbusy[index]]
+        ok = busy(events)
         self.findings["pcbusy_only_while_busy"].add(
             ok, self.seq[events],
             lambda k: f"[PCBUSY_CLEAN_QUEUE] at ts {self.ts[events[k]]} with beginTimeInLock {self.begin[events[k]]}: not busy")
-        events = self.response_event[np.isin(index, reject_texts)]
-        ok = np.array([busy(int(i)) or is_transient_store_pool_deficient(self._available_at(int(i)), self.config.pool_enabled)
-                       for i in events], bool)
+        events = self.response_event[self.events.remarks.reject[index]]
+        # spec.storepool.is_transient_store_pool_deficient: the pool is on and no buffer is available.
+        ok = busy(events) | (self.config.pool_enabled & (self.free[events] == 0))
         self.findings["rejectrequest_only_while_busy_or_deficient"].add(
             ok, self.seq[events],
             lambda k: f"[REJECTREQUEST] at ts {self.ts[events[k]]}: not busy (beginTimeInLock {self.begin[events[k]]}) "
@@ -691,29 +695,27 @@ class TraceScan:
 
     def _limiter_topic(self, topic: str, events: Ints, requests: Ints) -> None:
         """One topic's decisions, in seq order, against its bucket (created at its first decision)."""
-        finding = self.findings["limiter_decisions_as_the_bucket_says"]
         rl = self.config.rate_limit
         qps = rl.send_msg_back_qps if int(self.code[requests[0]]) == RequestCode.CONSUMER_SEND_MSG_BACK else rl.default_qps
         bucket = create_bucket(qps)
         ts = self.ts[events]
-        now = (ts - ts[0]) * 1000  # micros on the bucket's stopwatch
-        latest = np.maximum.accumulate(now)
-        admits = self._is("RateLimitHandlerAdmits")[events]
+        now = ((ts - ts[0]) * 1000).tolist()  # micros on the bucket's stopwatch
+        latest = list(accumulate(now, max))
+        admitted = [False] * len(events)
         k = 0
         while k < len(events):
-            admitted, bucket = circuit_breaker_acquire(bucket, int(now[k]), rl.circuit_breaker_open_micros)
-            seq, at, kind = int(self.seq[events[k]]), int(ts[k]), self.kind_of(int(events[k]))
-            finding.one(admitted == admits[k], seq,
-                        lambda: f"topic {topic!r} at ts {at}: the bucket {'admits' if admitted else 'throttles'}, the trace {kind}")
+            admitted[k], bucket = circuit_breaker_acquire(bucket, now[k], rl.circuit_breaker_open_micros)
             k += 1
-            if bucket.circuit_open and k < len(events) and latest[k - 1] < bucket.next_free_ticket_micros + rl.circuit_breaker_open_micros:
-                # While the breaker is open, circuit_breaker_acquire denies and leaves the bucket as it is
-                # until now - nextFreeTicketMicros >= the open time: those decisions need no call.
-                until = int(np.searchsorted(latest, bucket.next_free_ticket_micros + rl.circuit_breaker_open_micros, "left"))
-                denied = events[k:until]
-                finding.add(~admits[k:until], self.seq[denied],
-                            lambda i: f"topic {topic!r} at ts {self.ts[denied[i]]}: the bucket throttles, the trace {self.kind_of(int(denied[i]))}")
-                k = until
+            closes = bucket.next_free_ticket_micros + rl.circuit_breaker_open_micros
+            if bucket.circuit_open and k < len(events) and latest[k - 1] < closes:
+                # While the breaker is open, circuit_breaker_acquire denies and leaves the bucket as it
+                # is until now - nextFreeTicketMicros >= the open time: those decisions need no call.
+                k = bisect_left(latest, closes)
+        admits = self._is("RateLimitHandlerAdmits")[events]
+        decided = np.array(admitted, bool)
+        self.findings["limiter_decisions_as_the_bucket_says"].add(
+            decided == admits, self.seq[events],
+            lambda i: f"topic {topic!r} at ts {ts[i]}: the bucket {'admits' if decided[i] else 'throttles'}, the trace {self.kind_of(int(events[i]))}")
 
 
 def scan_trace(header: TraceHeader, table: pa.Table) -> dict[str, Finding]:
