@@ -21,10 +21,11 @@ export PYTHONHASHSEED        := 0
 .DEFAULT_GOAL := help
 # Targets run one after another (test = typecheck, then pytest, then symbolic).
 .NOTPARALLEL:
-.PHONY: help venv check-java demo test typecheck pytest symbolic check-deep mutants bench bench-100m docs clean distclean
+.PHONY: help venv compiled check-java demo test typecheck pytest symbolic check-deep mutants bench bench-100m docs clean distclean
 
 help:
 	@echo "make venv        create/refresh .venv and install the project with its dev tools"
+	@echo "make compiled    compile the spec with mypyc for the replay's workers (make venv does it)"
 	@echo "make test        typecheck + pytest + symbolic + mutants (what CI runs)"
 	@echo "make typecheck   mypy --strict on the packages"
 	@echo "make pytest      the test suite (PYTEST_ARGS='...' to pass options)"
@@ -50,7 +51,12 @@ $(STAMP): pyproject.toml $(PKG_INITS) | $(BIN)/python
 	$(BIN)/python -m pip install --no-input --disable-pip-version-check -e '.[dev]'
 	@touch $@
 
-venv: $(STAMP)
+venv: $(STAMP) compiled
+
+# The spec compiled by mypyc, which Spark's workers replay with (traces/compiled.py). It is
+# rebuilt only when a file of spec/ or traces/ changed since the last build (checked by hash).
+compiled: $(STAMP)
+	$(BIN)/python -m traces.compiled
 
 check-java:
 	@java="$${JAVA_HOME:+$$JAVA_HOME/bin/}java"; \
@@ -78,7 +84,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy --strict spec reference properties traces
 
 # pytest exits 5 when it collects no test at all; that is not a failure of the build.
-pytest: check-java $(STAMP)
+pytest: check-java $(STAMP) compiled
 	@echo "$(BIN)/pytest $(PYTEST_ARGS)"
 	@rc=0; $(BIN)/pytest $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest: no tests were collected (exit 5)"; rc=0; fi; \
@@ -87,7 +93,7 @@ pytest: check-java $(STAMP)
 symbolic: $(STAMP)
 	$(BIN)/python -m spec.symbolic
 
-check-deep: check-java $(STAMP)
+check-deep: check-java $(STAMP) compiled
 	HYPOTHESIS_PROFILE=deep $(BIN)/pytest $(PYTEST_ARGS)
 
 mutants: $(STAMP)
@@ -99,7 +105,7 @@ mutants: $(STAMP)
 # 5.3.3 must be found), then record source 004's retry storm from the reference broker, with and
 # without the per-topic limiter, and validate both traces on Spark with an HTML report.
 DEMO := out/demo
-demo: check-java $(STAMP)
+demo: check-java $(STAMP) compiled
 	$(BIN)/flowspec explore --profile 5.3.3 --expect-violation begin_time_is_zero_when_lock_is_free
 	@mkdir -p $(DEMO)
 	$(BIN)/flowspec record --workload retry-storm --events 3000 --profile 5.3.3 --out $(DEMO)/retry-storm.jsonl
@@ -108,10 +114,10 @@ demo: check-java $(STAMP)
 	$(BIN)/flowspec check $(DEMO)/retry-storm.jsonl $(DEMO)/retry-storm-limited.jsonl --report $(DEMO)/report.html
 	@echo "report: $(DEMO)/report.html"
 
-bench: check-java $(STAMP)
+bench: check-java $(STAMP) compiled
 	$(BIN)/python -m traces.bench
 
-bench-100m: check-java $(STAMP)
+bench-100m: check-java $(STAMP) compiled
 	$(BIN)/python -m traces.bench --sizes 100000000 --replay-size 100000000 --no-plain --long-events 0 --section bench-100m
 
 docs: $(STAMP)

@@ -61,8 +61,8 @@ RESPONSE_TYPE = pa.struct(
 
 
 def _action_fields(kind: type) -> list[tuple[str, str]]:
-    """(field, annotation) of one action class."""
-    return [(f.name, str(f.type)) for f in dataclasses.fields(kind)]
+    """(field, annotation name) of one action class (compiled by mypyc, a class is annotated with classes, not strings)."""
+    return [(f.name, f.type if isinstance(f.type, str) else f.type.__name__) for f in dataclasses.fields(kind)]
 
 
 KINDS: dict[str, type] = {k.__name__: k for k in ACTION_TYPES}

@@ -1,0 +1,107 @@
+"""The spec compiled by mypyc (traces/compiled.py) means what the interpreted spec means.
+
+The replay's workers run the compiled build, so a verdict on Spark is only the spec's verdict if
+the compiled modules compute what their source does. These tests run the build in a separate
+interpreter (the two cannot share a process: both are the package ``spec``) and compare, field by
+field, with the interpreted spec in this process:
+
+- the replay of every example trace and of recorded runs of every workload in every profile,
+  including the broken examples and the runs where the spec's own claims break (the divergence,
+  its explanation and the rendered state must be the same text);
+- the exhaustive exploration of every model in every profile, capped (state and transition
+  counts, counterexamples, sometimes-properties and action counts).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spec.explore import explore
+from spec.models import MODELS
+from spec.profiles import PROFILES
+from traces.compiled import BUILD, COMPILED, compiled_path
+from traces.examples import EXAMPLES
+from traces.read import read_records
+from traces.record import WORKLOADS, record_workload
+from traces.replay import replay_records
+
+#: Explorations are capped so the comparison stays fast; the cap applies to both sides alike.
+MAX_STATES = 1500
+EVENTS_PER_RECORDING = 400
+
+#: Run in the compiled build: prove the modules are the compiled ones, then print the results.
+_COMPILED_RUN = """
+import importlib, json, sys
+from traces.compiled import COMPILED
+for name in COMPILED:
+    module = importlib.import_module(name.removesuffix(".py").replace("/", "."))
+    assert module.__file__.endswith(".so"), f"{name} is not compiled: {module.__file__}"
+sys.path.insert(0, sys.argv[1])
+from test_compiled import replay_results, explorations
+print(json.dumps({"replay": replay_results(sys.argv[3:]), "explore": explorations(int(sys.argv[2]))}))
+"""
+
+
+def replay_results(paths: list[str]) -> list[dict[str, Any]]:
+    """Every trace's replay result, as JSON data."""
+    results = [dataclasses.asdict(r) for path in paths for r in replay_records(rec.data for rec in read_records([path]))]
+    return list(json.loads(json.dumps(results)))
+
+
+def explorations(max_states: int) -> dict[str, Any]:
+    """Every model in every profile explored (capped), as plain data without timings."""
+    out: dict[str, Any] = {}
+    for version, profile in sorted(PROFILES.items()):
+        for name, build in sorted(MODELS.items()):
+            model = build(profile)
+            found = dataclasses.asdict(explore(model.config, model.env, max_states=max_states))
+            found.pop("seconds")
+            out[f"{name} {version}"] = json.loads(json.dumps(found, default=str))
+    return out
+
+
+@pytest.fixture(scope="module")
+def compiled() -> Path:
+    path, why = compiled_path()
+    assert path is not None, why
+    return path
+
+
+def test_the_build_compiles_the_spec_and_the_replayer(compiled: Path) -> None:
+    assert "spec/machine.py" in COMPILED and "traces/replay.py" in COMPILED
+    for name in COMPILED:
+        extensions = list((compiled / name).parent.glob(Path(name).stem + ".cpython-*.so"))
+        assert len(extensions) == 1, f"no compiled module for {name} in {compiled}"
+
+
+@pytest.mark.slow
+def test_the_compiled_spec_replays_and_explores_as_the_interpreted_spec(compiled: Path, tmp_path: Path) -> None:
+    paths = sorted(str(p) for p in EXAMPLES.glob("*.jsonl"))
+    for i, workload in enumerate(sorted(WORKLOADS)):
+        for version in sorted(PROFILES):
+            out = tmp_path / f"{workload}-{version}.jsonl"
+            record_workload(out, workload, version, EVENTS_PER_RECORDING, seed=i)
+            paths.append(str(out))
+    env = {**os.environ, "PYTHONPATH": str(compiled), "PYTHONSAFEPATH": "1"}
+    run = subprocess.run(
+        [sys.executable, "-c", _COMPILED_RUN, str(Path(__file__).parent), str(MAX_STATES), *paths],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    theirs = json.loads(run.stdout)
+    ours: dict[str, Any] = {"replay": replay_results(paths), "explore": explorations(MAX_STATES)}
+    assert len(ours["replay"]) == len(paths) and {r["verdict"] for r in ours["replay"]} >= {"conformant", "violation"}
+    for mine, other in zip(ours["replay"], theirs["replay"], strict=True):
+        assert mine == other, f"trace {mine['trace_id']}: interpreted {mine} but compiled {other}"
+    assert ours["explore"] == theirs["explore"]

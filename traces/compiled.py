@@ -1,0 +1,124 @@
+"""The spec compiled by mypyc, for the workers that replay traces.
+
+Replaying a trace runs the spec's ``step`` once per event, and the interpreted spec does about
+30–40 thousand steps a second on one core of this machine. The replay's workers therefore run
+the *same source*, compiled to C extensions by mypyc (the compiler mypy ships with): same
+functions, same records, same verdicts, a little over twice the speed (``make bench`` measures
+both). Nothing else changes: the driver, the tests of the spec, CrossHair and the property
+suites keep importing the interpreted spec from the working tree.
+
+The build (``make compiled``, which ``make venv`` and the targets that use Spark run) copies
+``spec/`` and ``traces/`` into :data:`BUILD` and compiles, next to their copies, the modules in
+:data:`COMPILED`. Left interpreted on purpose:
+
+- ``spec/frozen.py``: mypyc takes its ``if TYPE_CHECKING`` alias for the only branch, and its
+  ``replace`` copies instance dictionaries, which is fastest interpreted;
+- ``spec/symbolic.py``, ``spec/docgen.py``, ``spec/cli.py`` and the rest of ``traces/``: not on
+  the replay's path, and some import tools (CrossHair) that expect Python source.
+
+The build records the SHA-256 of every file it copied. :func:`compiled_path` gives the build
+only while each of them still equals the working tree's file; after any edit it gives None and
+says which file changed, and the workers replay with the interpreted spec (correct, slower)
+until the next ``make compiled``. A stale build is never used.
+
+Spark's Python workers find the build first on their path (:func:`traces.session.get_spark`
+sets ``spark.executorEnv.PYTHONPATH``); on a cluster, build on a machine like the executors and
+ship :data:`BUILD` to the same path on each of them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+#: Where the build lives (``make clean`` removes ``build/``).
+BUILD = ROOT / "build" / "compiled-spec"
+#: The manifest: each copied file's path (relative to the root) and SHA-256.
+MANIFEST = "SOURCES.json"
+#: The packages copied into the build (whole, so that every import resolves inside it).
+PACKAGES = ("spec", "traces")
+#: Modules left interpreted (see the module docstring).
+INTERPRETED = frozenset({"spec/frozen.py", "spec/symbolic.py", "spec/docgen.py", "spec/cli.py"})
+
+
+def _sources() -> list[Path]:
+    """Every file the build copies, relative to the root."""
+    files: list[Path] = []
+    for package in PACKAGES:
+        for f in sorted((ROOT / package).rglob("*")):
+            if f.is_file() and "__pycache__" not in f.parts and f.suffix not in (".so", ".pyc"):
+                files.append(f.relative_to(ROOT))
+    return files
+
+
+def _compiled_modules(files: list[Path]) -> list[str]:
+    """The modules mypyc compiles: the spec's, but for INTERPRETED, and the replayer with its decoding of records."""
+    spec = [str(f) for f in files if f.parent == Path("spec") and f.suffix == ".py" and str(f) not in INTERPRETED]
+    return [*spec, "traces/format.py", "traces/replay.py"]
+
+
+#: The modules compiled, relative to the root.
+COMPILED = tuple(_compiled_modules(_sources()))
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def compiled_path() -> tuple[Path | None, str]:
+    """The build directory if it is complete and every copied file is unchanged, else None; and why."""
+    manifest = BUILD / MANIFEST
+    if not manifest.is_file():
+        return None, f"no compiled spec in {BUILD} (run `make compiled`)"
+    recorded: dict[str, str] = json.loads(manifest.read_text())
+    current = {str(f) for f in _sources()}
+    for name in sorted(current | set(recorded)):
+        if name not in recorded or name not in current or _digest(ROOT / name) != recorded[name]:
+            return None, f"the compiled spec in {BUILD} is out of date ({name} changed; run `make compiled`)"
+    return BUILD, f"compiled spec: {BUILD}"
+
+
+def build() -> Path:
+    """Copy the packages and compile :data:`COMPILED` with mypyc; replaces any earlier build."""
+    files = _sources()
+    BUILD.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix="compiled-spec-", dir=BUILD.parent))
+    for f in files:
+        (staging / f).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / f, staging / f)
+    # mypyc type-checks the modules with the project's mypy configuration, then writes each
+    # extension module next to its copied source; its C sources go to staging/build.
+    subprocess.run(
+        [sys.executable, "-m", "mypyc", "--config-file", str(ROOT / "pyproject.toml"), *COMPILED],
+        cwd=staging,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    shutil.rmtree(staging / "build")
+    # The digests of the copies, not of the tree: a file edited during the build makes it stale.
+    (staging / MANIFEST).write_text(json.dumps({str(f): _digest(staging / f) for f in files}, indent=1))
+    if BUILD.exists():
+        shutil.rmtree(BUILD)
+    staging.rename(BUILD)
+    return BUILD
+
+
+def main() -> int:
+    """``python -m traces.compiled``: build, unless the build is already up to date."""
+    path, why = compiled_path()
+    if path is None:
+        print(f"{why}\ncompiling {len(COMPILED)} modules with mypyc (about a minute)", flush=True)
+        build()
+        path, why = compiled_path()
+    print(why)
+    return 0 if path is not None else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
