@@ -102,18 +102,26 @@ def _units(rows: Sequence[int]) -> list[Unit]:
     return [Unit((Piece(f"f{i}.parquet", 0, n),)) for i, n in enumerate(rows)]
 
 
-@given(st.lists(st.integers(1, 10_000), min_size=1, max_size=40), st.integers(1, 8))
-def test_packing_gives_every_core_work_and_never_splits_a_unit(rows: list[int], cores: int) -> None:
+@given(st.lists(st.integers(1, 10_000), min_size=1, max_size=40), st.integers(1, 8), st.sampled_from([1, 5_000, 1_000_000]))
+def test_packing_gives_every_core_work_and_never_splits_a_unit(rows: list[int], cores: int, min_rows: int) -> None:
     units = _units(rows)
-    tasks = pack(units, cores)
+    tasks = pack(units, cores, min_rows=min_rows)
     placed = [u for task in tasks for u in task]
     assert sorted(placed, key=id) == sorted(units, key=id) and len(placed) == len(units)  # each unit once, whole
-    assert len(tasks) == min(len(units), 3 * cores) and all(tasks)
-    assert len(tasks) >= min(len(units), cores)  # every core has a task while there are units for it
+    assert all(tasks) and min(len(units), cores) <= len(tasks) <= min(len(units), max(cores, 3 * cores))
+    if len(tasks) > cores:  # more than one per core only while each task gets min_rows on average
+        assert len(tasks) <= sum(rows) // min_rows
     loads = [sum(u.rows for u in task) for task in tasks]
     assert loads == sorted(loads, reverse=True)
     # Largest first into the lightest task: no task exceeds another by more than its last unit.
     assert max(loads) - min(loads) <= max(rows)
+
+
+def test_a_few_tasks_per_core_when_there_are_units_and_rows() -> None:
+    assert len(pack(_units([10] * 40), cores=2, min_rows=1)) == 6
+    assert len(pack(_units([10] * 40), cores=2, min_rows=100)) == 4  # 400 rows: 4 tasks of 100
+    assert len(pack(_units([10] * 40), cores=2, min_rows=1_000)) == 2  # too few rows: one task per core
+    assert len(pack(_units([10]), cores=2, min_rows=1)) == 1  # one unit cannot be split
 
 
 def test_rules_judge_a_trace_the_same_wherever_its_rows_are(spark: SparkSession, tmp_path: Path) -> None:

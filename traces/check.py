@@ -37,7 +37,7 @@ from pyspark.sql import types as T
 
 from spec.codes import ResponseCode
 from traces.format import ARROW_SCHEMA, HEADER_COLUMNS, HEADER_KIND, Observation, TraceHeader, header_from_record, header_record
-from traces.layout import Unit, read_unit
+from traces.layout import Layout, Unit, read_unit
 from traces.layout import plan as plan_layout
 from traces.read import Validator, resolve, validate
 from traces.replay import ReplayResult, not_replayable
@@ -132,7 +132,6 @@ def per_task(headers: Mapping[str, dict[str, Any]], rules: bool, series: bool) -
     # Every event column, not only the scans' (which are all but one of them, and cost the same to
     # read): a violating event's raw record is then at hand in the task.
     columns = EVENT_COLUMNS if rules or series else ("kind",)  # coverage only
-    unscanned = pa.array([*UNSCANNED_KINDS])
 
     def run(tasks: Iterable[tuple[Unit, ...]]) -> Iterator[TaskResult]:
         for units in tasks:
@@ -140,17 +139,18 @@ def per_task(headers: Mapping[str, dict[str, Any]], rules: bool, series: bool) -
             kinds: Counter[str] = Counter()
             for unit in units:
                 table = read_unit(unit, columns)
-                counted = pc.value_counts(table.column("kind")).to_pylist()
-                kinds.update({c["values"]: c["counts"] for c in counted if c["values"] != HEADER_KIND})
+                kind = pc.dictionary_encode(table.column("kind")).combine_chunks()
+                names, index = kind.dictionary.to_pylist(), np.asarray(kind.indices.to_numpy())
+                kinds.update({n: int(c) for n, c in zip(names, np.bincount(index, minlength=len(names))) if n != HEADER_KIND})
                 if not (rules or series):
                     continue
-                drop = pc.equal(table.column("kind"), HEADER_KIND)
+                drop = np.array([n == HEADER_KIND for n in names], bool)[index]
                 if not series:
                     # The scans read only their columns, and never these kinds (a third of a typical
                     # trace is ClockAdvances) unless they carry a response.
-                    silent = pc.equal(pc.fill_null(pc.list_value_length(table.column("responses")), 0), 0)
-                    drop = pc.or_(drop, pc.and_(pc.is_in(table.column("kind"), unscanned), silent))
-                rows += _judge_unit(table.filter(pc.invert(drop)), judge)
+                    silent = np.asarray(pc.fill_null(pc.list_value_length(table.column("responses")), 0).to_numpy()) == 0
+                    drop |= np.array([n in UNSCANNED_KINDS for n in names], bool)[index] & silent
+                rows += _judge_unit(table.filter(pa.array(~drop)), judge)
             yield rows, dict(kinds)
 
     return run
@@ -281,14 +281,15 @@ def run_check(
     headers = {tid: header_record(p.header) for tid, p in validator.traces.items()}
     events = load(spark, paths).where(F.col("kind") != HEADER_KIND)
     # Rules, series and coverage: one Spark task per group of whole traces, no shuffle.
-    tasks = plan_layout(paths).tasks(spark.sparkContext.defaultParallelism)
+    layout = plan_layout(paths)
+    tasks = layout.tasks(spark.sparkContext.defaultParallelism)
     rows: list[dict[str, Any]] = []
     kinds: Counter[str] = Counter()
     for task_rows, task_kinds in spark.sparkContext.parallelize(tasks, len(tasks)).mapPartitions(per_task(headers, rules, series)).collect():
         rows += task_rows
         kinds.update(task_kinds)
     if replay:
-        rows += [_replay_row(r) for r in _replay(spark, events, validator, headers)]
+        rows += [_replay_row(r) for r in _replay(spark, layout, validator, headers)]
     per_trace_events = {trace_id: p.last_seq for trace_id, p in validator.traces.items()}
     _attach_raw_records(events, rows)
     verdicts = _verdicts(validator, rows, per_trace_events)
@@ -300,14 +301,14 @@ def run_check(
     return CheckResult(verdicts, dict(kinds), totals)
 
 
-def _replay(spark: SparkSession, events: DataFrame, validator: Validator, headers: Mapping[str, dict[str, Any]]) -> list[ReplayResult]:
+def _replay(spark: SparkSession, layout: Layout, validator: Validator, headers: Mapping[str, dict[str, Any]]) -> list[ReplayResult]:
     """Every trace's replay result: ``full`` traces on Spark (long ones in segments), the others inconclusive here."""
     full = {tid for tid, p in validator.traces.items() if p.header.observation is Observation.FULL}
     results = [not_replayable(p.header) for tid, p in validator.traces.items() if tid not in full]
     events_per_trace = {tid: validator.traces[tid].last_seq for tid in full}
     plan = plan_segments(events_per_trace, full, spark.sparkContext.defaultParallelism)
     if plan:
-        results += replay_on_spark(spark, events.where(F.col("trace_id").isin(*full)), headers, plan).values()
+        results += replay_on_spark(spark, layout, headers, plan).values()
     return results
 
 

@@ -123,6 +123,14 @@ def _latest_before(group: Ints, mark: Mask) -> Ints:
     return out
 
 
+def _at_or_before(at: Ints, n: int) -> Ints:
+    """For each position 0..n-1, how many of the distinct sorted positions ``at`` are at or before
+    it: ``np.searchsorted(at, np.arange(n), side="right")`` in linear time."""
+    marks = np.zeros(n, np.int64)
+    marks[at] = 1
+    return np.cumsum(marks)
+
+
 def _ints(column: pa.ChunkedArray | pa.Array) -> Ints:
     return np.asarray(pc.fill_null(column, _NONE).to_numpy(), dtype=np.int64)
 
@@ -412,7 +420,7 @@ class TraceScan:
             self.left_nothing[at[empty]] = True
             took = at[outs[at] & ~empty]
             self.head[took] = element[at[ins[at]]][: len(took)]  # the k-th to leave is the k-th that came in
-            self.depth[name] = depth[np.maximum(np.searchsorted(at, np.arange(n), side="right") - 1, 0)]
+            self.depth[name] = depth[np.maximum(_at_or_before(at, n) - 1, 0)]
             self.depth[name][: at[0]] = 0
             cap = self.config.executor(ExecutorName(name)).capacity
             pushed = at[queued[at] & ins[at]]
@@ -480,34 +488,43 @@ class TraceScan:
 
     def _timeouts(self) -> None:
         """[TIMEOUT_CLEAN_QUEUE] answers against the head's wait, the queue's wait and the size left."""
-        finding = self.findings["timeout_only_after_the_queue_wait"]
         cleaned = np.flatnonzero(self._is("FastFailureCleansExpiredHead") & (self.head >= 0))
         r = np.flatnonzero(np.isin(self.response_event, cleaned))
         if len(r) == 0:
             return
         event = self.response_event[r]
-        queue = [self._executor_name(q) for q in self.events.queue[event].tolist()]
-        remarks = self.response_remark_index[r].tolist()
+        remark = self.response_remark_index[r]
+        distinct, inverse = np.unique(remark, return_inverse=True)
+        parsed = [self.events.remarks.clean_queue(int(k)) for k in distinct]  # each distinct remark once
+        known = np.array([p is not None for p in parsed], bool)[inverse.reshape(-1)]
+        period = np.array([p[1] if p else 0 for p in parsed], np.int64)[inverse.reshape(-1)]
+        size = np.array([p[2] if p else 0 for p in parsed], np.int64)[inverse.reshape(-1)]
+        created = self.created[self.head[event]]
+        known &= created != _NONE
+        waited = self.ts[event] - created
+        # The queue's wait: the latest OperatorSetsQueueWait for that queue before the event, else the config's.
+        queue = self.events.queue[event]
+        wait, depth = np.zeros(len(event), np.int64), np.zeros(len(event), np.int64)
         sets = np.flatnonzero(self._is("OperatorSetsQueueWait"))
-        set_queue = [self._executor_name(q) for q in self.events.queue[sets].tolist()]
-        set_wait = self.events.wait_ms[sets].tolist()
-        waits: dict[str | None, int] = {q.value: w for q, w in self.config.queue_waits}
-        texts = self.remarks
-        for i, name, k in zip(event.tolist(), queue, remarks):
-            seq, head, remark = int(self.seq[i]), int(self.head[i]), texts[k]
-            parsed = self.events.remarks.clean_queue(k)
-            if parsed is None or self.created[head] == _NONE:
-                finding.one(False, seq, lambda: f"[TIMEOUT_CLEAN_QUEUE] answer for a task with no creation time or an unparsable remark {remark!r}")
-                continue
-            earlier = [w for s, q, w in zip(sets, set_queue, set_wait) if s < i and q == name]
-            _, period, size = parsed
-            waited, wait = int(self.ts[i] - self.created[head]), earlier[-1] if earlier else waits[name]
-            depth = int(self.depth[str(name)][i])
-            finding.one(
-                period == waited and waited >= wait and size == depth,
-                seq,
-                lambda: f"{name} task waited {waited} ms (wait {wait}), queue size after {depth}; remark says period {period}, size {size}",
-            )
+        waits = {q.value: w for q, w in self.config.queue_waits}
+        for q in np.unique(queue[known]).tolist():
+            name = str(self._executor_name(q))
+            mine = known & (queue == q)
+            own_sets = sets[self.events.queue[sets] == q]
+            earlier = np.searchsorted(own_sets, event[mine], "left")  # sets before each event
+            configured = waits[name] if np.any(earlier == 0) else 0
+            wait[mine] = np.concatenate(([configured], self.events.wait_ms[own_sets]))[earlier]
+            depth[mine] = self.depth[name][event[mine]]
+        remarks = self.remarks
+
+        def detail(i: int) -> str:
+            if not known[i]:
+                return f"[TIMEOUT_CLEAN_QUEUE] answer for a task with no creation time or an unparsable remark {remarks[remark[i]]!r}"
+            return (f"{self._executor_name(int(queue[i]))} task waited {waited[i]} ms (wait {wait[i]}), queue size after {depth[i]}; "
+                    f"remark says period {period[i]}, size {size[i]}")
+
+        self.findings["timeout_only_after_the_queue_wait"].add(
+            known & (period == waited) & (waited >= wait) & (size == depth), self.seq[event], detail)
 
     def _fast_failure(self) -> None:
         """The k-th run is due at start + delay + k × period and works only while the switch is on."""
@@ -556,7 +573,7 @@ class TraceScan:
             clears |= self._is("WorkerThrowsInsideLock")
         sets = np.flatnonzero(stamps | clears)
         value = np.concatenate(([0], np.where(stamps[sets], self.ts[sets], 0)))
-        self.begin = value[np.searchsorted(sets, np.arange(self.n), side="right")]
+        self.begin = value[_at_or_before(sets, self.n)]
         freed = np.flatnonzero(self._is("WorkerAppendsAndUnlocks", "WorkerThrowsInsideLock"))
         self.findings["begin_time_zero_when_lock_free"].add(
             self.begin[freed] == 0, self.seq[freed],
@@ -596,7 +613,7 @@ class TraceScan:
                     files, available = return_committed_buffer(files, available, at)
             count.append(len(available))
             finding.one(buffers_partition_the_pool(available, files, total), seq, lambda: f"available {available}, files {files}")
-        self.free = np.array(count, np.int64)[np.searchsorted(events, np.arange(self.n), side="right")]
+        self.free = np.array(count, np.int64)[_at_or_before(events, self.n)]
 
     def _busy_answers(self) -> None:
         """[PCBUSY_CLEAN_QUEUE] only while busy; [REJECTREQUEST] only while busy or the pool is deficient."""
