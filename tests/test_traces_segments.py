@@ -8,14 +8,13 @@ from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
 
-from traces.check import load
-from traces.format import HEADER_KIND, header_from_record
+from traces.format import header_from_record
+from traces.layout import plan as plan_layout
 from traces.read import read_records
 from traces.record import record_workload
-from traces.replay import replay_trace
-from traces.segments import FOLLOW_COST, _balanced_bounds, plan_segments, replay_on_spark
+from traces.replay import replay_records, replay_trace
+from traces.segments import FOLLOW_COST, _balanced_bounds, plan_jobs, plan_segments, replay_on_spark
 
 
 def test_long_traces_are_cut_so_every_worker_does_the_same_work() -> None:
@@ -51,10 +50,9 @@ def test_segments_on_spark_give_the_unsegmented_verdict(spark: SparkSession, tmp
     broken[i]["kind"] = "WorkerTakesTask"  # late, so that the last segment holds it
     for variant in (records, broken):
         path = _write(tmp_path, variant)
-        frame = load(spark, [path]).where(F.col("kind") != HEADER_KIND)
         plan = plan_segments({header.trace_id: len(events)}, {header.trace_id}, parallelism=2, min_events=100)
         assert len(plan) == 2
-        [(trace_id, result)] = replay_on_spark(spark, frame, {header.trace_id: variant[0]}, plan).items()
+        [(trace_id, result)] = replay_on_spark(spark, plan_layout([path]), {header.trace_id: variant[0]}, plan).items()
         assert trace_id == header.trace_id
         assert result == replay_trace(header, variant[1:])
     assert result.verdict == "violation" and result.divergence is not None and result.divergence.seq == broken[i]["seq"]
@@ -64,7 +62,57 @@ def test_segments_on_spark_give_the_unsegmented_verdict(spark: SparkSession, tmp
 def test_a_trace_with_no_events_is_inconclusive_not_conformant(spark: SparkSession, tmp_path: Path) -> None:
     record_workload(tmp_path / "t.jsonl", "steady", "5.3.3", 20)
     records = [r.data for r in read_records([str(tmp_path / "t.jsonl")])]
-    frame = load(spark, [_write(tmp_path, records[:1])]).where(F.col("kind") != HEADER_KIND)
+    layout = plan_layout([_write(tmp_path, records[:1])])
     trace_id = records[0]["trace_id"]
-    [(_, result)] = replay_on_spark(spark, frame, {trace_id: records[0]}, plan_segments({trace_id: 0}, {trace_id}, 2)).items()
+    [(_, result)] = replay_on_spark(spark, layout, {trace_id: records[0]}, plan_segments({trace_id: 0}, {trace_id}, 2)).items()
     assert result.verdict == "inconclusive" and "no events" in result.reason
+
+
+def _interleaved_and_split(tmp_path: Path) -> list[str]:
+    """Three recorded traces: two interleaved row by row in one file, one split over two files;
+    small row groups, so that traces span row groups."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    tables = []
+    for i, workload in enumerate(("retry-storm", "slow-disk", "faults")):
+        record_workload(tmp_path / f"{workload}.parquet", workload, "5.3.3", 400, seed=i)
+        tables.append(pq.read_table(tmp_path / f"{workload}.parquet"))
+    mixed = pa.concat_tables(tables[:2])
+    mixed = mixed.take(pc.sort_indices(mixed, [("seq", "ascending"), ("trace_id", "ascending")]))
+    out = tmp_path / "input"
+    out.mkdir()
+    pq.write_table(mixed, out / "a-mixed.parquet", row_group_size=64)
+    half = tables[2].num_rows // 2
+    pq.write_table(tables[2].slice(0, half), out / "b-first.parquet", row_group_size=64)
+    pq.write_table(tables[2].slice(half), out / "c-second.parquet", row_group_size=64)
+    return [str(out)]
+
+
+def test_every_segment_is_in_one_job_with_the_pieces_that_hold_its_trace(tmp_path: Path) -> None:
+    paths = _interleaved_and_split(tmp_path)
+    layout = plan_layout(paths)
+    events = {t: sum(1 for r in read_records(paths) if r.data["trace_id"] == t and r.data["seq"] > 0) for t in layout.trace_pieces}
+    plan = plan_segments(events, set(events), parallelism=4, min_events=100)
+    jobs = plan_jobs(layout, plan, cores=2)
+    placed = [s for job in jobs for s in job.segments]
+    assert sorted(placed, key=str) == sorted(plan, key=str)
+    assert any(not (s.index == 0 and s.last) for s in plan), "the test needs a cut trace"
+    for job in jobs:
+        for s in job.segments:
+            assert set(layout.trace_pieces[s.trace_id]) <= set(job.pieces)
+    assert [job.cost for job in jobs] == sorted((job.cost for job in jobs), reverse=True)
+
+
+@pytest.mark.spark
+def test_traces_replay_on_spark_wherever_their_rows_are(spark: SparkSession, tmp_path: Path) -> None:
+    paths = _interleaved_and_split(tmp_path)
+    records = [r.data for r in read_records(paths)]
+    expected = {r.trace_id: r for r in replay_records(records)}
+    headers = {r["trace_id"]: r for r in records if r["seq"] == 0}
+    events = {t: sum(1 for r in records if r["trace_id"] == t and r["seq"] > 0) for t in headers}
+    for min_events in (10**9, 100):  # uncut, then the long traces cut
+        plan = plan_segments(events, set(events), parallelism=4, min_events=min_events)
+        assert replay_on_spark(spark, plan_layout(paths), headers, plan) == expected
+    assert {r.verdict for r in expected.values()} == {"conformant", "violation"}

@@ -141,10 +141,8 @@ def replicate(base: pa.Table, target: int, out: Path) -> int:
 
 def _replay_long_trace(spark: Any, work: Path, events: int, master: str) -> tuple[list[Measure], list[str]]:
     """One long trace replayed on Spark whole (one segment) and cut into segments: the segmented speed-up."""
-    from pyspark.sql import functions as F
-
-    from traces.check import load
-    from traces.format import HEADER_KIND, header_record
+    from traces.format import header_record
+    from traces.layout import plan as plan_layout
     from traces.segments import plan_segments, replay_on_spark
 
     out = work / "long"
@@ -152,7 +150,7 @@ def _replay_long_trace(spark: Any, work: Path, events: int, master: str) -> tupl
     v = validate([str(out)])
     counts = {tid: p.last_seq for tid, p in v.traces.items()}
     headers = {tid: header_record(p.header) for tid, p in v.traces.items()}
-    frame = load(spark, [str(out)]).where(F.col("kind") != HEADER_KIND)
+    layout = plan_layout([str(out)])
     parallelism = spark.sparkContext.defaultParallelism
     measures, verdicts = [], set()
     for cut in (1, parallelism):
@@ -160,7 +158,7 @@ def _replay_long_trace(spark: Any, work: Path, events: int, master: str) -> tupl
         mr, results = timed(
             f"full replay of one {v.events:,}-event trace, Spark {master}, {len(plan)} segment(s)",
             v.events,
-            lambda: replay_on_spark(spark, frame, headers, plan),
+            lambda: replay_on_spark(spark, layout, headers, plan),
         )
         measures.append(mr)
         verdicts |= {r.verdict for r in results.values()}

@@ -126,7 +126,8 @@ _STATE_FOR_KIND = ("now", "io_threads", "executors", "lock", "available_buffers"
 
 
 def _record_text(record: Mapping[str, Any]) -> str:
-    return json.dumps({k: v for k, v in record.items() if v is not None}, default=str, sort_keys=True)
+    """The event as JSON, without null fields or an empty ``responses`` (however the trace spelled "nothing")."""
+    return json.dumps({k: v for k, v in record.items() if v is not None and v != []}, default=str, sort_keys=True)
 
 
 class Replayer:
@@ -329,6 +330,34 @@ def replay_trace(header: TraceHeader, events: Iterable[Mapping[str, Any]]) -> Re
     return replay_segment(header, events, first_seq=1, last=True)
 
 
+class SegmentReplay:
+    """One segment of one trace, fed its events in seq order: it follows the events before
+    ``first_seq`` and checks the rest (see :func:`replay_segment`). Feeding stops mattering once
+    :attr:`result` is set; :meth:`end` gives the result after the segment's last event."""
+
+    def __init__(self, header: TraceHeader, first_seq: int, last: bool) -> None:
+        self.replayer = Replayer(header)
+        self.first_seq = first_seq
+        self.last = last
+        self.checked = 0
+        self.result: ReplayResult | None = None
+
+    def feed(self, record: Mapping[str, Any]) -> None:
+        """Take the next event (ignored once the segment has a result)."""
+        if self.result is not None:
+            return
+        if record["seq"] < self.first_seq:
+            if not self.replayer.follow(record):
+                self.result = ReplayResult(self.replayer.header.trace_id, UNREACHED, 0, reason=f"seq {record['seq']} could not be followed")
+            return
+        self.checked += 1
+        self.result = self.replayer.judge(record, self.checked)
+
+    def end(self) -> ReplayResult:
+        """The segment's result, its events all fed."""
+        return self.result or self.replayer.conclude(self.checked, self.last)
+
+
 def replay_segment(header: TraceHeader, events: Iterable[Mapping[str, Any]], first_seq: int, last: bool) -> ReplayResult:
     """Check the events with ``seq >= first_seq``, after following (not checking) the earlier ones.
 
@@ -343,18 +372,12 @@ def replay_segment(header: TraceHeader, events: Iterable[Mapping[str, Any]], fir
     """
     if header.observation is not Observation.FULL:
         return not_replayable(header, f" ({sum(1 for _ in events)} events not replayed)")
-    replayer = Replayer(header)
-    n = 0
+    segment = SegmentReplay(header, first_seq, last)
     for record in events:
-        if record["seq"] < first_seq:
-            if not replayer.follow(record):
-                return ReplayResult(header.trace_id, UNREACHED, 0, reason=f"seq {record['seq']} could not be followed")
-            continue
-        n += 1
-        result = replayer.judge(record, n)
-        if result is not None:
-            return result
-    return replayer.conclude(n, last)
+        segment.feed(record)
+        if segment.result is not None:
+            break
+    return segment.end()
 
 
 def merge_segments(results: Sequence[ReplayResult]) -> ReplayResult:

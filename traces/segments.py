@@ -15,10 +15,13 @@ traces scale with the cores. Only a trace longer than its fair share of the data
 (events / parallelism) is cut, and into at most ``parallelism`` segments, since following is
 work a single-segment replay does not do.
 
-Placement: each segment is one Spark partition, chosen explicitly (hash partitioning by a
-key picked so that segment *i* lands in partition *i mod n*), so two segments of one trace never
-share a core by a hash collision. Within a partition the worker streams the rows in ``seq``
-order (``mapInArrow``): it holds one record batch at a time, never a whole trace.
+Placement, without a shuffle: the driver knows where every trace's rows are
+(:mod:`traces.layout`). The uncut traces are replayed by unit, the units packed into a few tasks
+per core as the rules pass packs them; each segment of a cut trace is a task of its own, which
+reads only the pieces holding that trace. A task is one Spark partition (``parallelize``), so
+two segments never share a core while another is idle, and Spark starts the costliest first. The
+worker reads one piece (a Parquet row group) at a time and feeds its rows to the segments: it
+holds one piece and the spec's state, never a whole trace.
 """
 
 from __future__ import annotations
@@ -31,11 +34,12 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
+import pyarrow.compute as pc
+from pyspark.sql import SparkSession
 
-from traces.format import HEADER_COLUMNS, header_from_record
-from traces.replay import Divergence, ReplayResult, merge_segments, replay_segment
+from traces.format import EVENT_COLUMNS, HEADER_KIND, event_records, header_from_record
+from traces.layout import Layout, Piece, Unit, read_unit
+from traces.replay import Divergence, ReplayResult, SegmentReplay, merge_segments, replay_segment
 
 #: CPU time of following an event / of checking it: 0.40–0.57 on this machine (30 000- and
 #: 300 000-event traces; the machine is noisy), measured with
@@ -44,6 +48,12 @@ from traces.replay import Divergence, ReplayResult, merge_segments, replay_segme
 FOLLOW_COST = 0.5
 #: A trace shorter than this is never cut: the saving would not pay for a partition.
 MIN_SEGMENT_EVENTS = 50_000
+#: Tasks per core for the uncut traces: Spark gives the next task to the first free core, so a
+#: few tasks per core keep both busy to the end.
+JOBS_PER_CORE = 4
+#: Events below which one more task is not worth it: a Spark task costs about 50 ms besides its
+#: work here (traces/layout.py), the replay of about 5 000 events.
+MIN_JOB_EVENTS = 20_000
 
 
 @dataclass(frozen=True)
@@ -93,27 +103,45 @@ def plan_segments(
     return plan
 
 
-def _partition_keys(spark: SparkSession, partitions: int, wanted: int) -> list[int]:
-    """``wanted`` distinct keys; key *i* lands in partition *i mod partitions* under ``repartition(partitions, key)``.
+@dataclass(frozen=True)
+class ReplayJob:
+    """What one Spark task replays: some segments, and the pieces holding their rows, in input order."""
 
-    Spark's hash partitioning is ``pmod(hash(key), partitions)``; asking Spark for the hashes
-    of the first few thousand integers finds a key for every partition.
-    """
-    per_partition: dict[int, list[int]] = {p: [] for p in range(partitions)}
-    need = math.ceil(wanted / partitions)
-    span = 64 * partitions * need
-    for row in spark.range(span).select("id", F.expr(f"pmod(hash(id), {partitions})").alias("p")).collect():
-        keys = per_partition[row["p"]]
-        if len(keys) < need:
-            keys.append(row["id"])
-    if any(len(keys) < need for keys in per_partition.values()):
-        raise RuntimeError(f"no {need} keys for each of {partitions} partitions among the first {span} integers")
-    return [per_partition[i % partitions][i // partitions] for i in range(wanted)]
+    pieces: tuple[Piece, ...]
+    segments: tuple[Segment, ...]
+
+    @property
+    def cost(self) -> float:
+        """Work in checked-event units: following costs FOLLOW_COST of checking."""
+        return sum(FOLLOW_COST * (s.first_seq - 1) + (s.end_seq - s.first_seq) for s in self.segments)
+
+
+def plan_jobs(layout: Layout, plan: Sequence[Segment], cores: int) -> list[ReplayJob]:
+    """The replay's Spark tasks, costliest first: each segment of a cut trace alone, reading that
+    trace's pieces; the uncut traces in runs of about equal cost, in input order (so that a task
+    reads a contiguous stretch of the input, and a row group at most twice): a few runs per core,
+    none worth less than MIN_JOB_EVENTS."""
+    position = {piece: i for i, piece in enumerate(layout.pieces)}
+    whole = sorted((s for s in plan if s.index == 0 and s.last), key=lambda s: position[layout.trace_pieces[s.trace_id][0]])
+    jobs = [ReplayJob(layout.trace_pieces[s.trace_id], (s,)) for s in plan if not (s.index == 0 and s.last)]
+    total = sum(s.end_seq - s.first_seq for s in whole)
+    count = min(len(whole), max(cores, min(JOBS_PER_CORE * cores, total // MIN_JOB_EVENTS)))
+    run: list[Segment] = []
+    done = runs = 0
+    for s in whole:
+        run.append(s)
+        done += s.end_seq - s.first_seq
+        if done * count >= total * (runs + 1) or s is whole[-1]:  # this run reached its share of the total
+            pieces = sorted({p for r in run for p in layout.trace_pieces[r.trace_id]}, key=position.__getitem__)
+            jobs.append(ReplayJob(tuple(pieces), tuple(run)))
+            run, runs = [], runs + 1
+    return sorted(jobs, key=lambda job: -job.cost)
 
 
 _RESULT_ARROW = pa.schema(
     [
-        ("slot", pa.int64()),
+        ("trace_id", pa.string()),
+        ("segment", pa.int64()),
         ("result", pa.string()),  # the segment's ReplayResult as JSON
     ]
 )
@@ -130,58 +158,55 @@ def _result_from_json(text: str) -> ReplayResult:
     return ReplayResult(**data, divergence=None if divergence is None else Divergence(**divergence))
 
 
-def _replay_partition(headers: Mapping[str, dict[str, Any]], segments: Mapping[int, Segment]) -> Any:
-    """The function ``mapInArrow`` runs on one partition: rows sorted by (slot, seq), one segment per slot."""
-
-    def rows(batches: Iterable[pa.RecordBatch]) -> Iterator[tuple[int, dict[str, Any]]]:
-        for batch in batches:
-            for record in batch.to_pylist():
-                yield record.pop("slot"), record  # the record as the trace has it (a divergence quotes it)
-
-    def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for slot, group in itertools.groupby(rows(batches), key=lambda item: item[0]):
-            segment = segments[slot]
-            header = header_from_record(headers[segment.trace_id])
-            result = replay_segment(header, (record for _, record in group), segment.first_seq, segment.last)
-            yield pa.RecordBatch.from_pylist([{"slot": slot, "result": _result_json(result)}], schema=_RESULT_ARROW)
-
-    return run
+def run_job(job: ReplayJob, headers: Mapping[str, dict[str, Any]]) -> Iterator[tuple[str, int, ReplayResult]]:
+    """Replay one job in this process: its pieces are read one at a time, in input order (each
+    trace's rows come in seq order, which validation checked), and every row goes to its
+    trace's segment; reading stops once every segment is decided or past its end."""
+    replays = {s.trace_id: (s, SegmentReplay(header_from_record(headers[s.trace_id]), s.first_seq, s.last)) for s in job.segments}
+    wanted = pa.array(sorted(replays), pa.string())
+    seen = dict.fromkeys(replays, 0)
+    for piece in job.pieces:
+        table = read_unit(Unit((piece,)), EVENT_COLUMNS)
+        table = table.filter(pc.and_(pc.is_in(table.column("trace_id"), value_set=wanted), pc.not_equal(table.column("kind"), HEADER_KIND)))
+        for record in event_records(table):
+            trace_id = record["trace_id"]
+            segment, replay = replays[trace_id]
+            if record["seq"] < segment.end_seq:
+                replay.feed(record)
+                seen[trace_id] = record["seq"]
+        if all(r.result is not None or seen[t] >= s.end_seq - 1 for t, (s, r) in replays.items()):
+            break
+    for trace_id, (segment, replay) in replays.items():
+        if replay.checked == 0 and replay.result is None:
+            # A segment with no events of its own has nothing to conclude from.
+            yield trace_id, segment.index, ReplayResult(trace_id, "inconclusive", 0, reason=f"no events to replay in segment {segment.index}")
+        else:
+            yield trace_id, segment.index, replay.end()
 
 
 def replay_on_spark(
-    spark: SparkSession, events: DataFrame, headers: Mapping[str, dict[str, Any]], plan: Sequence[Segment]
+    spark: SparkSession, layout: Layout, headers: Mapping[str, dict[str, Any]], plan: Sequence[Segment]
 ) -> dict[str, ReplayResult]:
-    """Replay every trace of ``events`` (no header rows) as ``plan`` cuts them; one merged result per trace."""
-    parallelism = spark.sparkContext.defaultParallelism
-    partitions = max(1, min(len(plan), 4 * parallelism))
-    keys = _partition_keys(spark, partitions, len(plan))
-    by_slot = {key: segment for key, segment in zip(keys, plan)}
-    plan_frame = spark.createDataFrame(
-        [(s.trace_id, key, s.end_seq) for key, s in by_slot.items()], "trace_id string, slot bigint, end_seq bigint"
-    )
-    columns = [c for c in events.columns if c not in HEADER_COLUMNS]
-    rows = (
-        events.select(*columns)
-        .join(F.broadcast(plan_frame), "trace_id")
-        .where(F.col("seq") < F.col("end_seq"))
-        .drop("end_seq")
-        .repartition(partitions, "slot")
-        .sortWithinPartitions("slot", "seq")
-    )
-    results: dict[str, list[tuple[int, ReplayResult]]] = {}
-    for row in rows.mapInArrow(_replay_partition(headers, by_slot), "slot bigint, result string").collect():
-        segment = by_slot[row["slot"]]
-        results.setdefault(segment.trace_id, []).append((segment.index, _result_from_json(row["result"])))
+    """Replay every trace of ``plan`` (their rows are where ``layout`` says) as ``plan`` cuts them; one merged result per trace."""
+    jobs = plan_jobs(layout, plan, spark.sparkContext.defaultParallelism)
+
+    def replay(jobs: Iterable[ReplayJob]) -> Iterator[tuple[str, int, str]]:
+        for job in jobs:
+            for trace_id, index, result in run_job(job, headers):
+                yield trace_id, index, _result_json(result)
+
+    results: dict[str, dict[int, ReplayResult]] = {}
+    for trace_id, index, text in spark.sparkContext.parallelize(jobs, max(1, len(jobs))).mapPartitions(replay).collect():
+        results.setdefault(trace_id, {})[index] = _result_from_json(text)
     merged: dict[str, ReplayResult] = {}
     for trace_id, segments in itertools.groupby(sorted(plan, key=lambda s: (s.trace_id, s.index)), key=lambda s: s.trace_id):
-        expected = [s.index for s in segments]
-        parts = sorted(results.get(trace_id, []), key=lambda part: part[0])
-        if [index for index, _ in parts] != expected:
-            # A segment with no rows sends no result; a verdict without it would skip its events.
-            missing = sorted(set(expected) - {index for index, _ in parts})
+        parts = results.get(trace_id, {})
+        missing = [s.index for s in segments if s.index not in parts]
+        if missing:
+            # A segment whose task sent no result (the trace has no rows in the input, say); a verdict without it would skip its events.
             merged[trace_id] = ReplayResult(trace_id, "inconclusive", 0, reason=f"no events to replay in segment(s) {missing}")
         else:
-            merged[trace_id] = merge_segments([r for _, r in parts])
+            merged[trace_id] = merge_segments([parts[i] for i in sorted(parts)])
     return merged
 
 
