@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from traces.examples import EXAMPLES
 from traces.layout import Piece, Unit, pack, plan, read_unit
 from traces.read import read_records
+from traces.rules import RULES
 from traces.write import TraceWriter
 
 if TYPE_CHECKING:
@@ -137,6 +138,10 @@ def test_rules_judge_a_trace_the_same_wherever_its_rows_are(spark: SparkSession,
     paths = [str(p) for name, write in where.items() for p in write(_trace(FIRST, f"{name}-a"), _trace(SECOND, f"{name}-b"))]
     layout = plan(paths)
     assert len({p.path for p in layout.trace_pieces["spread-a"]}) >= 2 and len(layout.units) == 5  # whole-a, whole-b, spread-a, spread-b, mixed
+    # A trace of nothing but clock steps: the scans read none of its rows, yet it is counted and judged.
+    header, *events = _trace(FIRST, "quiet-c")
+    clock = [{**r, "seq": i} for i, r in enumerate((r for r in events if r["kind"] == "ClockAdvances"), start=1)]
+    paths.append(str(_write(tmp_path / "quiet", [header, *clock])))
     result = run_check(spark, paths, replay=False)
     found: dict[str, Any] = {}
     for t in result.traces:
@@ -146,6 +151,7 @@ def test_rules_judge_a_trace_the_same_wherever_its_rows_are(spark: SparkSession,
             for f in t.findings
         ]
     assert found["spread"] == found["whole"] and found["mixed"] == found["whole"]
+    assert {f[0]: f[1] for f in found["quiet"]["c"]} == {r.name: "inconclusive" for r in RULES if r.body == "frame"}
     b = dict((f[0], f) for f in found["whole"]["b"])["fifo_service_per_queue"]
     assert b[1] == "violation" and b[4] and all('"seq":' in raw for _, _, raw in b[4])
-    assert sum(result.kinds.values()) == 3 * (len(_trace(FIRST, "x")) + len(_trace(SECOND, "x")) - 2)  # every event, no header
+    assert sum(result.kinds.values()) == 3 * (len(_trace(FIRST, "x")) + len(_trace(SECOND, "x")) - 2) + len(clock)  # every event, no header

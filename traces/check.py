@@ -158,6 +158,8 @@ def per_task(headers: Mapping[str, dict[str, Any]], rules: bool, series: bool) -
 
 def _judge_unit(table: pa.Table, judge: Callable[[str, Events], list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """Every trace of one unit's events (no header rows), each judged on its own rows in seq order."""
+    if table.num_rows == 0:  # every row was a header or one the scans never read
+        return []
     ids = pc.dictionary_encode(table.column("trace_id")).combine_chunks()
     trace = np.asarray(ids.indices.to_numpy(), dtype=np.int64)
     seq = np.asarray(table.column("seq").to_numpy(), dtype=np.int64)
@@ -285,7 +287,8 @@ def run_check(
     tasks = layout.tasks(spark.sparkContext.defaultParallelism)
     rows: list[dict[str, Any]] = []
     kinds: Counter[str] = Counter()
-    for task_rows, task_kinds in spark.sparkContext.parallelize(tasks, len(tasks)).mapPartitions(per_task(headers, rules, series)).collect():
+    judged = spark.sparkContext.parallelize(tasks, len(tasks)).mapPartitions(per_task(headers, rules, series)).collect() if tasks else []
+    for task_rows, task_kinds in judged:
         rows += task_rows
         kinds.update(task_kinds)
     if replay:
