@@ -43,7 +43,7 @@ from traces.read import Validator, resolve, validate
 from traces.replay import ReplayResult, not_replayable
 from traces.segments import plan_segments, replay_on_spark
 from traces.rules import LEVEL_ORDER, RULES, RULES_BY_NAME
-from traces.scan import SCAN_COLUMNS, Events, TraceScan
+from traces.scan import Events, TraceScan
 
 REPLAY = "replay"
 UNSCANNED_KINDS = ("ClockAdvances", "FastFailureStopsAtHead", "FastFailureEndsBusyDrain", "WorkerPassesPutCheck")

@@ -20,11 +20,18 @@ numpy instead of a Python loop per event:
 
 Only two states need a sequential walk, and it runs over just the events that touch them (numpy
 masks select them first): the pool's mapped files (``spec.storepool``; a run of appends is
-walked only until the file is full) and the limiter's token buckets (``spec.limiter``). The few
-answers whose remark must be parsed or compared with the lock's and the pool's state
-([TIMEOUT_CLEAN_QUEUE], [PCBUSY_CLEAN_QUEUE], [REJECTREQUEST]) are judged one by one with the
-spec's predicates, each distinct remark parsed once. Meaning comes from the spec's pure helpers (``spec.remoting.route``,
-``spec.putlock``, ``spec.storepool``, ``spec.limiter``, ``spec.codes``), never the spec's ``step``.
+walked only until the file is full) and each topic's token bucket (``spec.limiter``; while the
+breaker stays open the bucket cannot change, so the decisions until it may close are counted
+without a call). The answers whose remark must be parsed or compared with the lock's and the
+pool's state ([TIMEOUT_CLEAN_QUEUE], [PCBUSY_CLEAN_QUEUE], [REJECTREQUEST]) are judged over
+arrays, each distinct remark parsed once. Meaning comes from the spec's pure helpers
+(``spec.remoting.route``, ``spec.putlock``, ``spec.storepool``, ``spec.limiter``, ``spec.codes``;
+two one-line predicates, ``is_os_page_cache_busy`` and ``is_transient_store_pool_deficient``, are
+restated over arrays, and ``tests/test_traces_scan.py`` holds them to the per-event oracle that
+calls the spec), never the spec's ``step``.
+
+The columns come from Arrow once for all the traces a task judges (:class:`Events`), then each
+trace is a slice of them.
 """
 
 from __future__ import annotations
@@ -34,7 +41,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import accumulate
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -139,16 +145,6 @@ def _valid(column: pa.ChunkedArray | pa.Array) -> Mask:
     return np.asarray(column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
 
 
-def _codes(column: pa.ChunkedArray | pa.Array, names: Sequence[str]) -> Ints:
-    """Strings as indices into ``names``; ``len(names)`` for any other string, -1 for null."""
-    encoded = pc.dictionary_encode(column)
-    if isinstance(encoded, pa.ChunkedArray):
-        encoded = encoded.combine_chunks() if encoded.num_chunks else pa.array([], pa.dictionary(pa.int32(), pa.string()))
-    index = {name: i for i, name in enumerate(names)}
-    lookup = np.array([index.get(v, len(names)) for v in encoded.dictionary.to_pylist()] + [_NONE], np.int64)
-    return lookup[_ints(encoded.indices)]
-
-
 def _vocabulary(column: pa.ChunkedArray | pa.Array) -> tuple[Ints, list[str | None]]:
     """Strings as indices into the returned distinct values, whose last entry is None (null)."""
     encoded = pc.dictionary_encode(column)
@@ -156,6 +152,13 @@ def _vocabulary(column: pa.ChunkedArray | pa.Array) -> tuple[Ints, list[str | No
         encoded = encoded.combine_chunks() if encoded.num_chunks else pa.array([], pa.dictionary(pa.int32(), pa.string()))
     values: list[str | None] = [*encoded.dictionary.to_pylist(), None]
     return np.asarray(pc.fill_null(encoded.indices, len(values) - 1).to_numpy(), dtype=np.int64), values
+
+
+def _codes(column: pa.ChunkedArray | pa.Array, names: Sequence[str]) -> Ints:
+    """Strings as indices into ``names``; ``len(names)`` for any other string, -1 for null."""
+    index, values = _vocabulary(column)
+    known = {name: i for i, name in enumerate(names)}
+    return np.array([known.get(v, len(names)) if v is not None else _NONE for v in values], np.int64)[index]
 
 
 #: Every event kind, in a fixed order: an event's kind is its index here.
