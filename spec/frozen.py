@@ -22,8 +22,9 @@ do beyond storing the fields: frozen dataclasses with no ``__post_init__``, no `
 anything else, and it refuses a name that is not a field, as ``dataclasses.replace`` does.
 ``tests/test_frozen.py`` compares the two on every record type of the spec.
 
-For the type checker this module *is* ``dataclasses.replace``, so mypy keeps checking every
-call's field names and types.
+For the type checker ``replace`` *is* ``dataclasses.replace``, so mypy keeps checking every
+call's field names and types, and ``record`` is a ``dataclass_transform``; at run time they are
+the plain functions ``_replace`` and ``_record`` (see the end of the module).
 """
 
 from __future__ import annotations
@@ -36,9 +37,7 @@ __all__ = ["record", "replace"]
 _R = TypeVar("_R")
 
 
-@dataclass_transform(frozen_default=True)
-def record(cls: type[_R]) -> type[_R]:
-    """A frozen dataclass (see the module docstring for why it has its own name)."""
+def _record(cls: type[_R]) -> type[_R]:
     return dataclasses.dataclass(frozen=True)(cls)
 
 
@@ -76,5 +75,12 @@ def _replace(obj: Any, /, **changes: Any) -> Any:
 
 if TYPE_CHECKING:
     from dataclasses import replace as replace
-else:
-    replace = _replace
+
+    @dataclass_transform(frozen_default=True)
+    def record(cls: type[_R]) -> type[_R]:
+        """A frozen dataclass (see the module docstring for why it has its own name)."""
+
+# At run time the two names are the functions above. They are bound through globals(), not in
+# an ``else:`` branch, because mypyc compiles the ``else`` of ``if TYPE_CHECKING`` as unreachable
+# code, and this module is compiled with the rest of the spec (traces/compiled.py).
+globals().update(record=_record, replace=_replace)

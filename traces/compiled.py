@@ -11,8 +11,6 @@ The build (``make compiled``, which ``make venv`` and the targets that use Spark
 ``spec/`` and ``traces/`` into :data:`BUILD` and compiles, next to their copies, the modules in
 :data:`COMPILED`. Left interpreted on purpose:
 
-- ``spec/frozen.py``: mypyc takes its ``if TYPE_CHECKING`` alias for the only branch, and its
-  ``replace`` copies instance dictionaries, which is fastest interpreted;
 - ``spec/symbolic.py``, ``spec/docgen.py``, ``spec/cli.py`` and the rest of ``traces/``: not on
   the replay's path, and some import tools (CrossHair) that expect Python source.
 
@@ -44,7 +42,7 @@ MANIFEST = "SOURCES.json"
 #: The packages copied into the build (whole, so that every import resolves inside it).
 PACKAGES = ("spec", "traces")
 #: Modules left interpreted (see the module docstring).
-INTERPRETED = frozenset({"spec/frozen.py", "spec/symbolic.py", "spec/docgen.py", "spec/cli.py"})
+INTERPRETED = frozenset({"spec/symbolic.py", "spec/docgen.py", "spec/cli.py"})
 
 
 def _sources() -> list[Path]:
