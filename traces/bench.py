@@ -4,7 +4,8 @@ Measured, each in this one process with the same Spark session (local[2] by defa
 1. validation (streaming, in the driver) of the 1M dataset;
 2. all rules together (frame rules + per-trace scans, no replay) on 1M and 10M events;
 3. the full replay through the spec on Spark (rules off) on the 1M dataset;
-4. the same replay in one plain Python process, for the ratio;
+4. the same replay in one plain Python process, for the ratio (with the compiled spec, as the
+   workers run it, and with the interpreted spec);
 5. peak resident memory of the driver and of the whole process tree (JVM and Python workers).
 
 The traces: ``BASE_TRACES`` different recorded runs of the reference broker (several workloads
@@ -19,6 +20,8 @@ import argparse
 import os
 import platform
 import resource
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -30,6 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from traces.compiled import compiled_path
 from traces.read import read_records, validate
 from traces.record import record_workload
 from traces.replay import replay_records
@@ -139,6 +143,34 @@ def replicate(base: pa.Table, target: int, out: Path) -> int:
     return rows
 
 
+def replay_in_this_process(path: str) -> None:
+    """Replay every trace of ``path`` here and print the seconds it took (run by :func:`plain_replay`)."""
+    start = time.perf_counter()
+    results = list(replay_records(r.data for r in read_records([path])))
+    print(f"{time.perf_counter() - start} {len(results)}")
+
+
+def plain_replay(what: str, events: int, path: str, compiled: bool) -> Measure:
+    """The replay of ``path`` in one separate plain Python process, with the spec compiled (as
+    Spark's workers run it, traces/compiled.py) or interpreted."""
+    env = dict(os.environ)
+    if compiled:
+        build, why = compiled_path()
+        if build is None:
+            raise SystemExit(f"bench: {why}")
+        env.update(PYTHONPATH=str(build), PYTHONSAFEPATH="1")
+    child = subprocess.run(
+        [sys.executable, "-c", "import sys; from traces.bench import replay_in_this_process as r; r(sys.argv[1])", path],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    m = Measure(what, events, float(child.stdout.split()[0]))
+    print(f"{what}: {events} events in {m.seconds:.1f} s = {m.rate:,.0f} events/s", flush=True)
+    return m
+
+
 def _replay_long_trace(spark: Any, work: Path, events: int, master: str) -> tuple[list[Measure], list[str]]:
     """One long trace replayed on Spark whole (one segment) and cut into segments: the segmented speed-up."""
     from traces.format import header_record
@@ -199,6 +231,7 @@ def main() -> int:
             size_mb = sum(f.stat().st_size for f in files) / 1e6
             lines.append(f"- dataset {n:,}: {rows:,} rows in {len(files)} files, {size_mb:,.0f} MB zstd Parquet, written in {mw.seconds:.0f} s")
         spark = get_spark(master=args.master, conf={"spark.driver.memory": "4g"})
+        lines.append(f"- Spark's workers replay with the {'compiled' if compiled_path()[0] else 'interpreted'} spec")
         results = []
         validators = {}
         for n in sizes:
@@ -228,13 +261,13 @@ def main() -> int:
         results.append(ms)
         lines.append(f"- replay verdicts on Spark: {sorted({t.verdict for t in check.traces})}")
         if not args.no_plain:
-            mp, _ = timed(
-                f"full replay, one plain Python process, {args.replay_size:,}",
-                replay_events,
-                lambda: list(replay_records(r.data for r in read_records([replay_path]))),
-            )
-            results.append(mp)
-            lines.append(f"- Spark replay / plain Python replay: {ms.rate / mp.rate:.2f}×")
+            plain = {}
+            for compiled in (True, False):
+                engine = "compiled" if compiled else "interpreted"
+                plain[engine] = plain_replay(f"full replay, one plain Python process, {engine} spec, {args.replay_size:,}", replay_events, replay_path, compiled)
+                results.append(plain[engine])
+            lines.append(f"- Spark replay / plain Python replay (both with the compiled spec): {ms.rate / plain['compiled'].rate:.2f}×")
+            lines.append(f"- plain Python replay, compiled / interpreted spec: {plain['compiled'].rate / plain['interpreted'].rate:.2f}×")
         if args.long_events:
             long_measures, long_lines = _replay_long_trace(spark, args.work, args.long_events, args.master)
             results += long_measures
