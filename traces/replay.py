@@ -30,7 +30,7 @@ from spec.codes import ResponseCode
 from spec.config import BrokerConfig
 from spec.invariants import STATE_CLAIMS, TRANSITION_CLAIMS, broken_state_claims
 from spec.frozen import replace
-from spec.machine import ActionNotEnabled, enabled, step
+from spec.machine import ActionNotEnabled, step
 from spec.state import BrokerState, RequestTask, Response, initial_state
 from spec.steptable import changed_fields, describe_action, render
 from traces.format import (
@@ -169,7 +169,9 @@ class Replayer:
         if ts < self.state.now:
             return self._divergence(record, "clock went back", f"ts >= {self.state.now}", f"ts = {ts}", "")
         s = self._clock_to(ts, action)
-        if not enabled(self.config, s, action):
+        try:
+            after = step(self.config, s, action)  # the guard is checked once, by step
+        except ActionNotEnabled:
             return self._divergence(
                 record,
                 "not enabled",
@@ -177,19 +179,19 @@ class Replayer:
                 f"{describe_action(action)}",
                 _render_state(s, _STATE_FOR_KIND),
             )
-        if isinstance(action, RequestArrives) and record["request_id"] in self.id_of:
-            return self._divergence(record, "opaque reused", "a fresh opaque", f"opaque {record['request_id']} again", "")
-        after = self._take(s, action, record)
+        if isinstance(action, RequestArrives):
+            if record["request_id"] in self.id_of:
+                return self._divergence(record, "opaque reused", "a fresh opaque", f"opaque {record['request_id']} again", "")
+            self._number(record["request_id"], s)
         if ts != after.now:
             return self._divergence(record, "clock differs", f"ts = {after.now}", f"ts = {ts}", "")
         written = after.responses[len(s.responses) :]
-        expected = [(r.request_id, int(r.code), r.remark) for r in written]
         observed = self._recorded(responses_from_record(record))
         if not _same_responses(written, observed):
             return self._divergence(
                 record,
                 "responses differ",
-                self._show(expected),
+                self._show((r.request_id, int(r.code), r.remark) for r in written),
                 self._show(observed),
                 "; ".join(f"{n}: {b} -> {a}" for n, b, a in changed_fields(s, after)),
             )
@@ -217,9 +219,11 @@ class Replayer:
         action = action_from_record(record)
         try:
             s = self._clock_to(record["ts"], action)
-            after = self._take(s, action, record)
+            after = step(self.config, s, action)
         except ActionNotEnabled:
             return False
+        if isinstance(action, RequestArrives):
+            self._number(record["request_id"], s)
         self._advance(s, after, after.responses[len(s.responses) :])
         return True
 
@@ -230,13 +234,10 @@ class Replayer:
             s = step(self.config, s, ClockAdvances(ts - s.now))
         return s
 
-    def _take(self, s: BrokerState, action: Action, record: Mapping[str, Any]) -> BrokerState:
-        """The event's step; an arrival also maps its opaque to the spec's request id."""
-        after = step(self.config, s, action)
-        if isinstance(action, RequestArrives):
-            self.id_of[record["request_id"]] = s.next_request_id
-            self.opaque_of[s.next_request_id] = record["request_id"]
-        return after
+    def _number(self, opaque: int, before: BrokerState) -> None:
+        """Map an arriving request's opaque to the id the spec gave it (its ``next_request_id`` before the step)."""
+        self.id_of[opaque] = before.next_request_id
+        self.opaque_of[before.next_request_id] = opaque
 
     def _advance(self, before: BrokerState, after: BrokerState, written: tuple[Response, ...]) -> None:
         """Make ``after`` the current state; remember who was answered or finished silently."""
