@@ -336,11 +336,24 @@ _ACTION_DECODING: dict[str, tuple[type, tuple[tuple[str, typing.Callable[[Any], 
 }
 
 
+#: Actions decoded so far, by kind and field values. A trace repeats few distinct actions
+#: (``ClockAdvances(1)``, ``WorkerTakesTask(send, 0)``, …) and an action is an immutable value,
+#: so the replay decodes each once; validation has checked each field's type, so equal values
+#: mean equal actions. Cleared when it reaches :data:`_DECODED_LIMIT` entries.
+_DECODED: dict[tuple[Any, ...], Action] = {}
+_DECODED_LIMIT = 1 << 16
+
+
 def action_from_record(record: Mapping[str, Any]) -> Action:
     """The spec action an event record names (the record is validated: fields present, types right)."""
     kind, decoding = _ACTION_DECODING[record["kind"]]
-    args = {name: record[name] if decode is None else decode(record[name]) for name, decode in decoding}
-    action: Action = kind(**args)
+    key = (kind, *[record[name] for name, _ in decoding])
+    action = _DECODED.get(key)
+    if action is None:
+        if len(_DECODED) >= _DECODED_LIMIT:
+            _DECODED.clear()
+        args = {name: record[name] if decode is None else decode(record[name]) for name, decode in decoding}
+        action = _DECODED[key] = kind(**args)
     return action
 
 
