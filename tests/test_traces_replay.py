@@ -155,3 +155,15 @@ def test_opaques_need_not_follow_the_spec_numbering() -> None:
     [result] = replay_records(records)
     assert result.verdict == "violation" and result.divergence is not None and result.divergence.kind == "responses differ"
 
+
+
+def test_event_records_are_the_rows_without_nulls_or_empty_responses(tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    from traces.format import ARROW_SCHEMA, EVENT_COLUMNS, HEADER_KIND, event_records
+
+    rows = [r for name in sorted(p.name for p in EXAMPLES.glob("*.jsonl")) for r in _records(name) if r["kind"] != HEADER_KIND]
+    table = pa.Table.from_pylist([{c: r.get(c) for c in EVENT_COLUMNS} for r in rows], schema=pa.schema([ARROW_SCHEMA.field(c) for c in EVENT_COLUMNS]))
+    decoded = list(event_records(table))
+    assert decoded == [{k: v for k, v in r.items() if v is not None and v != []} for r in table.to_pylist()]
+    assert any("responses" in r for r in decoded) and any("responses" not in r for r in decoded)
