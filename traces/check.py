@@ -138,7 +138,7 @@ def per_task(headers: Mapping[str, dict[str, Any]], rules: bool, series: bool) -
             rows: list[dict[str, Any]] = []
             kinds: Counter[str] = Counter()
             for unit in units:
-                table = read_unit(unit, columns)
+                table = read_unit(unit, columns, dictionary=("trace_id", "kind", "executor", "queue", "topic"))
                 kind = pc.dictionary_encode(table.column("kind")).combine_chunks()
                 names, index = kind.dictionary.to_pylist(), np.asarray(kind.indices.to_numpy())
                 kinds.update({n: int(c) for n, c in zip(names, np.bincount(index, minlength=len(names))) if n != HEADER_KIND})

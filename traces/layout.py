@@ -147,19 +147,24 @@ def pack(units: Sequence[Unit], cores: int, per_core: int = TASKS_PER_CORE, min_
     return sorted((tuple(t) for t in tasks), key=lambda t: -sum(u.rows for u in t))
 
 
-def read_unit(unit: Unit, columns: Sequence[str]) -> pa.Table:
-    """The rows of ``unit``'s pieces in input order, only ``columns`` (Arrow types of ``ARROW_SCHEMA``).
+def read_unit(unit: Unit, columns: Sequence[str], dictionary: Sequence[str] = ()) -> pa.Table:
+    """The rows of ``unit``'s pieces in input order, only ``columns`` (Arrow types of ``ARROW_SCHEMA``,
+    but the string columns named in ``dictionary`` dictionary-encoded: Parquet stores repeated
+    strings that way, so they are read without hashing every value again).
 
     Parquet row groups are read with pyarrow, all the unit's row groups of one file at once; a
     JSON Lines file with the project's reader (the input is already validated)."""
-    schema = pa.schema([ARROW_SCHEMA.field(c) for c in columns])
+    plain = pa.schema([ARROW_SCHEMA.field(c) for c in columns])
+    encoded = [c for c in columns if c in dictionary]
+    schema = pa.schema([f.with_type(pa.dictionary(pa.int32(), f.type)) if f.name in encoded else f for f in plain])
     parts = []
     for path, group in groupby(unit.pieces, key=lambda p: p.path):  # a file's pieces are adjacent
         row_groups = [p.row_group for p in group if p.row_group is not None]
         if row_groups:
-            parts.append(pq.ParquetFile(path).read_row_groups(row_groups, columns=list(columns)).cast(schema))
+            parquet = pq.ParquetFile(path, read_dictionary=encoded)
+            parts.append(parquet.read_row_groups(row_groups, columns=list(columns)).cast(schema))
         else:
-            parts.append(_read_jsonl(Path(path), schema))
+            parts.append(_read_jsonl(Path(path), plain).cast(schema))
     return pa.concat_tables(parts) if parts else schema.empty_table()
 
 
