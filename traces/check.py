@@ -49,6 +49,8 @@ REPLAY = "replay"
 UNSCANNED_KINDS = ("ClockAdvances", "FastFailureStopsAtHead", "FastFailureEndsBusyDrain", "WorkerPassesPutCheck")
 EVENT_COLUMNS = tuple(c for c in ARROW_SCHEMA.names if c not in HEADER_COLUMNS)
 SERIES_BINS = 120
+#: String columns of few distinct values, read dictionary-encoded.
+_REPEATED = ("trace_id", "kind", "executor", "queue", "topic")
 
 #: What one Spark task returns: its finding rows, and its events per kind (coverage).
 TaskResult = tuple[list[dict[str, Any]], dict[str, int]]
@@ -138,7 +140,7 @@ def per_task(headers: Mapping[str, dict[str, Any]], rules: bool, series: bool) -
             rows: list[dict[str, Any]] = []
             kinds: Counter[str] = Counter()
             for unit in units:
-                table = read_unit(unit, columns, dictionary=("trace_id", "kind", "executor", "queue", "topic"))
+                table = read_unit(unit, columns, dictionary=_REPEATED)
                 kind = pc.dictionary_encode(table.column("kind")).combine_chunks()
                 names, index = kind.dictionary.to_pylist(), np.asarray(kind.indices.to_numpy())
                 kinds.update({n: int(c) for n, c in zip(names, np.bincount(index, minlength=len(names))) if n != HEADER_KIND})
@@ -146,8 +148,8 @@ def per_task(headers: Mapping[str, dict[str, Any]], rules: bool, series: bool) -
                     continue
                 drop = np.array([n == HEADER_KIND for n in names], bool)[index]
                 if not series:
-                    # The scans read only their columns, and never these kinds (a third of a typical
-                    # trace is ClockAdvances) unless they carry a response.
+                    # The scans never read these kinds (a third of a typical trace is ClockAdvances)
+                    # unless they carry a response: fewer rows to convert.
                     silent = np.asarray(pc.fill_null(pc.list_value_length(table.column("responses")), 0).to_numpy()) == 0
                     drop |= np.array([n in UNSCANNED_KINDS for n in names], bool)[index] & silent
                 rows += _judge_unit(table.filter(pa.array(~drop)), judge)
@@ -164,7 +166,7 @@ def _judge_unit(table: pa.Table, judge: Callable[[str, Events], list[dict[str, A
     trace = np.asarray(ids.indices.to_numpy(), dtype=np.int64)
     seq = np.asarray(table.column("seq").to_numpy(), dtype=np.int64)
     boundary = np.concatenate(([True], trace[1:] != trace[:-1]))
-    if np.count_nonzero(boundary) != len(ids.dictionary) or np.any(~boundary[1:] & (seq[1:] <= seq[:-1])):
+    if np.bincount(trace[boundary]).max() > 1 or np.any(~boundary[1:] & (seq[1:] <= seq[:-1])):
         # Traces interleave in this unit: group each trace's rows, in seq order.
         order = np.lexsort((seq, trace))
         table, trace = table.take(pa.array(order)), trace[order]
