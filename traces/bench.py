@@ -245,8 +245,10 @@ def main() -> int:
             lines.append(f"- dataset {n:,}: {len(v.traces)} traces, {v.events:,} events")
         replay_path = str(datasets[args.replay_size])
         replay_events = validators[args.replay_size].events
-        warm = str(args.work / "base" / BASE_WORKLOADS[0])
-        run_check(spark, [warm], rules=True, replay=True, validator=validate([warm]))  # JVM and workers warm up
+        # JVM and workers warm up: all the base traces, so that there is a task for every core and
+        # each core's Python worker is started before the timed runs.
+        warm = str(args.work / "base")
+        run_check(spark, [warm], rules=True, replay=True, validator=validate([warm]))
         for n in sizes:
             v = validators[n]
             mr, _ = timed(

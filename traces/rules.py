@@ -10,7 +10,8 @@ Two kinds of rule bodies:
 - *scan* rules follow one trace's state in ``seq`` order (a queue's requests, the put lock, the
   pool's buffers, the fast-failure schedule, the limiter's buckets), judged with array operations
   over the trace's columns (:mod:`traces.scan`) and the spec's own pure helpers, never the spec's
-  ``step``. Spark runs them per trace (``mapInArrow`` over partitions of whole traces) on the columns they read.
+  ``step``. Spark tasks run them per trace, each task reading whole traces' rows itself
+  (:mod:`traces.layout`, :func:`traces.check.per_task`).
 """
 
 from __future__ import annotations
