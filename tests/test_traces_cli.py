@@ -51,3 +51,14 @@ def test_violation_exits_1_with_a_sample(spark: SparkSession, capsys: pytest.Cap
     assert main(["check", str(EXAMPLES / "broken-no_queue_over_capacity.jsonl"), "--no-replay"]) == 1
     out = capsys.readouterr().out
     assert "VIOLATION" in out and "! no_queue_over_capacity at seq" in out and "raw: {" in out
+
+
+@pytest.mark.spark
+def test_a_replay_divergence_is_shown_with_its_raw_record(spark: SparkSession, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(EXAMPLES / "broken-begin_time_zero_when_lock_free.jsonl"), "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    [trace] = data["traces"]
+    [replay] = [f for f in trace["findings"] if f["rule"] == "replay"]
+    assert replay["status"] == "violation"
+    raw = json.loads(replay["sample"][0]["raw"])
+    assert raw["seq"] == replay["sample"][0]["seq"] and raw["kind"] == "WorkerThrowsInsideLock"

@@ -6,12 +6,13 @@ kind), in one Spark job with no shuffle: the driver finds where each trace's row
 (:mod:`traces.layout`: Parquet row groups and JSON Lines files that share traces form units of
 whole traces) and hands each task a few units; the task reads them with pyarrow and judges
 each trace with array operations over its columns (:mod:`traces.scan`) → the replay of every
-``full`` trace through the spec, long traces cut into segments on different cores
-(:mod:`traces.segments`) → per-trace verdicts. The driver only ever collects per-rule
-summaries, replay results, samples of violating events (joined back to their raw records) and
-downsampled series; never a trace.
+``full`` trace through the spec, again with tasks that read their traces' rows themselves,
+long traces cut into segments on different cores (:mod:`traces.segments`) → per-trace
+verdicts. Spark never reads or shuffles a row: it runs the tasks. The driver only ever collects
+per-rule summaries, replay results, samples of violating events (each with its raw record, from
+the task that found it) and downsampled series; never a trace.
 
-The rules' tasks open the input paths themselves, so every executor must be able to read them:
+The tasks open the input paths themselves, so every executor must be able to read them:
 local files with ``--master local[N]`` (as ``flowspec check`` runs), or a file system mounted at
 the same path on every node.
 
@@ -31,15 +32,13 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
-from pyspark.sql import types as T
+from pyspark.sql import SparkSession
 
 from spec.codes import ResponseCode
-from traces.format import ARROW_SCHEMA, HEADER_COLUMNS, HEADER_KIND, Observation, TraceHeader, header_from_record, header_record
+from traces.format import EVENT_COLUMNS, HEADER_KIND, Observation, TraceHeader, header_from_record, header_record
 from traces.layout import Layout, Unit, read_unit
 from traces.layout import plan as plan_layout
-from traces.read import Validator, resolve, validate
+from traces.read import Validator, validate
 from traces.replay import ReplayResult, not_replayable
 from traces.segments import plan_segments, replay_on_spark
 from traces.rules import LEVEL_ORDER, RULES, RULES_BY_NAME
@@ -47,37 +46,12 @@ from traces.scan import Events, TraceScan
 
 REPLAY = "replay"
 UNSCANNED_KINDS = ("ClockAdvances", "FastFailureStopsAtHead", "FastFailureEndsBusyDrain", "WorkerPassesPutCheck")
-EVENT_COLUMNS = tuple(c for c in ARROW_SCHEMA.names if c not in HEADER_COLUMNS)
 SERIES_BINS = 120
 #: String columns of few distinct values, read dictionary-encoded.
 _REPEATED = ("trace_id", "kind", "executor", "queue", "topic")
 
 #: What one Spark task returns: its finding rows, and its events per kind (coverage).
 TaskResult = tuple[list[dict[str, Any]], dict[str, int]]
-
-
-def spark_schema() -> T.StructType:
-    """The trace format's schema as Spark types (Spark reads JSON objects into the string column ``config``)."""
-    from pyspark.sql.pandas.types import from_arrow_schema
-
-    schema: T.StructType = from_arrow_schema(ARROW_SCHEMA)
-    return schema
-
-
-def load(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
-    """All records of ``paths`` as one DataFrame (JSON Lines and Parquet may be mixed)."""
-    files = resolve(paths)
-    parquet = [str(f) for f in files if f.suffix == ".parquet"]
-    jsonl = [str(f) for f in files if f.suffix != ".parquet"]
-    frames = []
-    if parquet:
-        frames.append(spark.read.schema(spark_schema()).parquet(*parquet))
-    if jsonl:
-        frames.append(spark.read.schema(spark_schema()).json(jsonl, mode="FAILFAST"))
-    df = frames[0]
-    for other in frames[1:]:
-        df = df.unionByName(other)
-    return df
 
 
 # -- Per-trace work: scan rules, replay, series -------------------------------------------------------
@@ -283,7 +257,6 @@ def run_check(
     """Validate ``paths`` (raises TraceInputError), then judge every trace on Spark."""
     validator = validator or validate(paths)
     headers = {tid: header_record(p.header) for tid, p in validator.traces.items()}
-    events = load(spark, paths).where(F.col("kind") != HEADER_KIND)
     # Rules, series and coverage: one Spark task per group of whole traces, no shuffle.
     layout = plan_layout(paths)
     tasks = layout.tasks(spark.sparkContext.defaultParallelism)
@@ -296,7 +269,6 @@ def run_check(
     if replay:
         rows += [_replay_row(r) for r in _replay(spark, layout, validator, headers)]
     per_trace_events = {trace_id: p.last_seq for trace_id, p in validator.traces.items()}
-    _attach_raw_records(events, rows)
     verdicts = _verdicts(validator, rows, per_trace_events)
     totals: dict[str, dict[str, int]] = {}
     for t in verdicts:
@@ -326,30 +298,9 @@ def _replay_row(result: ReplayResult) -> dict[str, Any]:
         "status": {"conformant": "pass"}.get(result.verdict, result.verdict),
         "checked": result.events,
         "violations": 0 if d is None else 1,
-        "sample": [] if d is None else [{"seq": d.seq, "detail": d.explain()}],
+        "sample": [] if d is None else [{"seq": d.seq, "detail": d.explain(), "raw": d.record}],
         "note": result.reason or json.dumps(dict(result.actions)),
     }
-
-
-def _attach_raw_records(events: DataFrame, rows: list[dict[str, Any]]) -> None:
-    """Join the sampled violating events that have no raw record yet (the replay's; the rules'
-    tasks attach their own) back to their raw records (only those few rows)."""
-    wanted = {(r["trace_id"], s["seq"]) for r in rows if r["rule"] != "__series__" for s in r["sample"] if "raw" not in s}
-    if not wanted:
-        return
-    spark = events.sparkSession
-    keys = spark.createDataFrame(sorted(wanted), "trace_id string, seq bigint")
-    # Plain filters first: Parquet skips the row groups whose statistics rule them out.
-    candidates = events.where(F.col("trace_id").isin(sorted({t for t, _ in wanted})) & F.col("seq").isin(sorted({s for _, s in wanted})))
-    raw = {
-        (r["trace_id"], r["seq"]): r["raw"]
-        for r in candidates.join(F.broadcast(keys), ["trace_id", "seq"]).select(
-            "trace_id", "seq", F.to_json(F.struct(*[c for c in events.columns])).alias("raw")
-        ).collect()
-    }
-    for r in rows:
-        for s in r["sample"]:
-            s.setdefault("raw", raw.get((r["trace_id"], s["seq"]), ""))
 
 
 def _verdicts(validator: Validator, rows: list[dict[str, Any]], events: Mapping[str, int]) -> list[TraceVerdict]:
