@@ -405,21 +405,14 @@ def merge_segments(results: Sequence[ReplayResult]) -> ReplayResult:
 
 def replay_records(records: Iterable[Mapping[str, Any]]) -> Iterator[ReplayResult]:
     """Replay every trace of a validated record stream (traces may interleave); one result per trace."""
-    replayers: dict[str, Replayer | ReplayResult] = {}
-    events: dict[str, int] = {}
+    replays: dict[str, SegmentReplay | ReplayResult] = {}
     for record in records:
         trace_id = record["trace_id"]
         if record["kind"] == HEADER_KIND:
             header = header_from_record(record)
-            if header.observation is Observation.FULL:
-                replayers[trace_id] = Replayer(header)
-            else:
-                replayers[trace_id] = not_replayable(header)
-            events[trace_id] = 0
-            continue
-        current = replayers[trace_id]
-        events[trace_id] += 1
-        if isinstance(current, Replayer):
-            replayers[trace_id] = current.judge(record, events[trace_id]) or current
-    for trace_id, current in replayers.items():
-        yield current if isinstance(current, ReplayResult) else current.conclude(events[trace_id], last=True)
+            full = header.observation is Observation.FULL
+            replays[trace_id] = SegmentReplay(header, first_seq=1, last=True) if full else not_replayable(header)
+        elif isinstance(current := replays[trace_id], SegmentReplay):
+            current.feed(record)
+    for current in replays.values():
+        yield current if isinstance(current, ReplayResult) else current.end()

@@ -16,8 +16,8 @@ traces scale with the cores. Only a trace longer than its fair share of the data
 work a single-segment replay does not do.
 
 Placement, without a shuffle: the driver knows where every trace's rows are
-(:mod:`traces.layout`). The uncut traces are replayed by unit, the units packed into a few tasks
-per core as the rules pass packs them; each segment of a cut trace is a task of its own, which
+(:mod:`traces.layout`). The uncut traces are replayed in runs of about equal work, in input
+order, a few per core (:func:`plan_jobs`); each segment of a cut trace is a task of its own, which
 reads only the pieces holding that trace. A task is one Spark partition (``parallelize``), so
 two segments never share a core while another is idle, and Spark starts the costliest first. The
 worker reads one piece (a Parquet row group) at a time and feeds its rows to the segments: it
@@ -137,15 +137,6 @@ def plan_jobs(layout: Layout, plan: Sequence[Segment], cores: int) -> list[Repla
             jobs.append(ReplayJob(tuple(pieces), tuple(run)))
             run, runs = [], runs + 1
     return sorted(jobs, key=lambda job: -job.cost)
-
-
-_RESULT_ARROW = pa.schema(
-    [
-        ("trace_id", pa.string()),
-        ("segment", pa.int64()),
-        ("result", pa.string()),  # the segment's ReplayResult as JSON
-    ]
-)
 
 
 def _result_json(result: ReplayResult) -> str:
