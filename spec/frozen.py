@@ -30,7 +30,7 @@ the plain functions ``_replace`` and ``_record`` (see the end of the module).
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, TypeVar, dataclass_transform
+from typing import TYPE_CHECKING, Any, Final, TypeVar, dataclass_transform
 
 __all__ = ["record", "replace"]
 
@@ -58,8 +58,8 @@ def _replaceable_fields(cls: type) -> frozenset[str]:
     return frozenset(f.name for f in fields)
 
 
-_new_object = object.__new__
-_set_attribute = object.__setattr__
+_new_object: Final = object.__new__
+_set_attribute: Final = object.__setattr__
 
 
 def _replace(obj: Any, /, **changes: Any) -> Any:

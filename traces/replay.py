@@ -49,6 +49,8 @@ HISTORY_CLAIMS = frozenset({"each_request_is_answered_at_most_once", "every_requ
 #: A claim over every response so far; each response is checked once, in the step that wrote it.
 RESPONSE_CLAIM = "responses_carry_the_profile_code_and_remark"
 _LOCAL_STATE_CLAIMS = tuple(c for c in STATE_CLAIMS if c.name not in HISTORY_CLAIMS | {RESPONSE_CLAIM})
+#: The local claims as (name, check, reads), read once per step rather than from each Claim.
+_LOCAL_CHECKS = tuple((c.name, c.check, c.reads) for c in _LOCAL_STATE_CLAIMS)
 #: Every state field some local claim reads: the only fields a step's change of is worth looking for.
 _CLAIM_FIELDS = tuple(sorted({name for c in _LOCAL_STATE_CLAIMS for name in c.reads or ()}))
 _RESPONSE_CLAIMS = tuple(c for c in STATE_CLAIMS if c.name == RESPONSE_CLAIM)
@@ -188,8 +190,8 @@ class Replayer:
         if ts != after.now:
             return self._divergence(record, "clock differs", f"ts = {after.now}", f"ts = {ts}", "")
         written = after.responses[len(s.responses) :]
-        observed = self._recorded(responses_from_record(record))
-        if not _same_responses(written, observed):
+        observed = self._recorded(responses_from_record(record)) if "responses" in record else []
+        if (written or observed) and not _same_responses(written, observed):
             return self._divergence(
                 record,
                 "responses differ",
@@ -243,8 +245,10 @@ class Replayer:
 
     def _advance(self, before: BrokerState, after: BrokerState, written: tuple[Response, ...]) -> None:
         """Make ``after`` the current state; remember who was answered or finished silently."""
-        self.history.answered.update(r.request_id for r in written)
-        self.history.silent |= after.finished_silently - before.finished_silently
+        if written:
+            self.history.answered.update(r.request_id for r in written)
+        if after.finished_silently is not before.finished_silently:
+            self.history.silent |= after.finished_silently - before.finished_silently
         self.state = after
         self.steps += 1
         if self.steps % COMPACT_EVERY == 0:
@@ -260,9 +264,7 @@ class Replayer:
         last, now = vars(self.state), vars(after)
         changed = {name for name in _CLAIM_FIELDS if last[name] is not now[name]}
         broken = [
-            c.name
-            for c in _LOCAL_STATE_CLAIMS
-            if (c.reads is None or not c.reads.isdisjoint(changed)) and not c.check(self.config, after)
+            name for name, check, reads in _LOCAL_CHECKS if (reads is None or not reads.isdisjoint(changed)) and not check(self.config, after)
         ]
         if written:
             only_new = replace(after, responses=written)
