@@ -160,10 +160,17 @@ def test_opaques_need_not_follow_the_spec_numbering() -> None:
 def test_event_records_are_the_rows_without_nulls_or_empty_responses(tmp_path: Path) -> None:
     import pyarrow as pa
 
-    from traces.format import ARROW_SCHEMA, EVENT_COLUMNS, HEADER_KIND, event_records
+    import pyarrow.compute as pc
+
+    from traces.format import ARROW_SCHEMA, EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, event_records
 
     rows = [r for name in sorted(p.name for p in EXAMPLES.glob("*.jsonl")) for r in _records(name) if r["kind"] != HEADER_KIND]
     table = pa.Table.from_pylist([{c: r.get(c) for c in EVENT_COLUMNS} for r in rows], schema=pa.schema([ARROW_SCHEMA.field(c) for c in EVENT_COLUMNS]))
     decoded = list(event_records(table))
     assert decoded == [{k: v for k, v in r.items() if v is not None and v != []} for r in table.to_pylist()]
     assert any("responses" in r for r in decoded) and any("responses" not in r for r in decoded)
+    # As read_unit gives them to the replay: repeated strings dictionary-encoded, several chunks.
+    encoded = pa.concat_tables([table.slice(0, 7), table.slice(7)])
+    for name in REPEATED_STRINGS:
+        encoded = encoded.set_column(encoded.schema.get_field_index(name), name, pc.dictionary_encode(encoded.column(name)))
+    assert list(event_records(encoded)) == decoded

@@ -35,7 +35,7 @@ import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
 from spec.codes import ResponseCode
-from traces.format import EVENT_COLUMNS, HEADER_KIND, Observation, TraceHeader, header_from_record, header_record
+from traces.format import EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, Observation, TraceHeader, header_from_record, header_record
 from traces.layout import Layout, Unit, read_unit
 from traces.layout import plan as plan_layout
 from traces.read import Validator, validate
@@ -47,8 +47,6 @@ from traces.scan import Events, TraceScan
 REPLAY = "replay"
 UNSCANNED_KINDS = ("ClockAdvances", "FastFailureStopsAtHead", "FastFailureEndsBusyDrain", "WorkerPassesPutCheck")
 SERIES_BINS = 120
-#: String columns of few distinct values, read dictionary-encoded.
-_REPEATED = ("trace_id", "kind", "executor", "queue", "topic")
 
 #: What one Spark task returns: its finding rows, and its events per kind (coverage).
 TaskResult = tuple[list[dict[str, Any]], dict[str, int]]
@@ -114,7 +112,7 @@ def per_task(headers: Mapping[str, dict[str, Any]], rules: bool, series: bool) -
             rows: list[dict[str, Any]] = []
             kinds: Counter[str] = Counter()
             for unit in units:
-                table = read_unit(unit, columns, dictionary=_REPEATED)
+                table = read_unit(unit, columns, dictionary=REPEATED_STRINGS)
                 kind = pc.dictionary_encode(table.column("kind")).combine_chunks()
                 names, index = kind.dictionary.to_pylist(), np.asarray(kind.indices.to_numpy())
                 kinds.update({n: int(c) for n, c in zip(names, np.bincount(index, minlength=len(names))) if n != HEADER_KIND})

@@ -110,6 +110,8 @@ COLUMNS: tuple[str, ...] = tuple(ARROW_SCHEMA.names)
 #: The columns an event row uses (every column but the header's).
 EVENT_COLUMNS: tuple[str, ...] = tuple(c for c in COLUMNS if c not in HEADER_COLUMNS)
 EVENT_FIELD_COLUMNS: tuple[str, ...] = tuple(_EVENT_COLUMNS)
+#: String columns of few distinct values: read dictionary-encoded, each distinct value is decoded once.
+REPEATED_STRINGS: tuple[str, ...] = ("trace_id", "kind", "executor", "queue", "topic")
 
 #: Event kinds visible at each observation level.
 _QUEUE_LEVEL_EXCLUDED = frozenset(
@@ -358,15 +360,16 @@ def action_from_record(record: Mapping[str, Any]) -> Action:
 
 
 def event_records(table: pa.Table) -> Iterator[dict[str, Any]]:
-    """The event records of ``table`` (event columns in ``ARROW_SCHEMA``'s types, no header rows),
-    each holding only the fields its kind carries, and ``responses`` only when it holds one.
+    """The event records of ``table`` (event columns in ``ARROW_SCHEMA``'s types, or string
+    columns dictionary-encoded; no header rows), each holding only the fields its kind carries,
+    and ``responses`` only when it holds one.
 
-    What ``Table.to_pylist`` gives with nulls and empty ``responses`` left out (the same event), at a third of its cost: it builds a
-    dictionary of every column for every row, and converts every row's ``responses`` list.
+    What ``Table.to_pylist`` gives with nulls and empty ``responses`` left out (the same event),
+    at a third of its cost: it builds a dictionary of every column for every row, and converts
+    every row's ``responses`` list. A dictionary-encoded column decodes each distinct string once.
     """
-    columns = {name: table.column(name).to_pylist() for name in table.column_names if name != "responses"}
-    answered = np.flatnonzero(np.asarray(pc.fill_null(pc.list_value_length(table.column("responses")), 0)))
-    responses = dict(zip(answered.tolist(), table.column("responses").take(answered).to_pylist()))
+    columns = {name: _python_values(table.column(name)) for name in table.column_names if name != "responses"}
+    responses = _responses_by_row(table.column("responses"))
     trace_ids, seqs, times, kinds = columns["trace_id"], columns["seq"], columns["ts"], columns["kind"]
     carried = {kind: [(name, columns[name]) for name in names] for kind, names in KIND_FIELDS.items()}
     for i, kind in enumerate(kinds):
@@ -376,6 +379,32 @@ def event_records(table: pa.Table) -> Iterator[dict[str, Any]]:
         if i in responses:
             record["responses"] = responses[i]
         yield record
+
+
+def _python_values(column: pa.ChunkedArray) -> list[Any]:
+    """The column as Python values; a dictionary-encoded column's rows share its strings."""
+    if not pa.types.is_dictionary(column.type):
+        plain: list[Any] = column.to_pylist()
+        return plain
+    values: list[Any] = []
+    for chunk in column.chunks:
+        words = np.array([*chunk.dictionary.to_pylist(), None], dtype=object)  # the last stands for null
+        values += words[np.asarray(pc.fill_null(chunk.indices, len(words) - 1))].tolist()
+    return values
+
+
+def _responses_by_row(column: pa.ChunkedArray) -> dict[int, list[dict[str, Any]]]:
+    """Each row's non-empty ``responses``, by row number: the lists' items are converted field by
+    field, which costs a third of converting each row's list of structs."""
+    lengths = np.asarray(pc.fill_null(pc.list_value_length(column), 0))
+    items = pc.list_flatten(column)
+    ids, codes, remarks = (pc.struct_field(items, name).to_pylist() for name in ("request_id", "code", "remark"))
+    starts = np.cumsum(lengths) - lengths
+    answered = np.flatnonzero(lengths)
+    return {
+        row: [{"request_id": ids[j], "code": codes[j], "remark": remarks[j]} for j in range(start, start + n)]
+        for row, start, n in zip(answered.tolist(), starts[answered].tolist(), lengths[answered].tolist())
+    }
 
 
 def responses_from_record(record: Mapping[str, Any]) -> tuple[RecordedResponse, ...]:

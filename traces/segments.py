@@ -37,7 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
-from traces.format import EVENT_COLUMNS, HEADER_KIND, event_records, header_from_record
+from traces.format import EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, event_records, header_from_record
 from traces.layout import Layout, Piece, Unit, read_unit
 from traces.replay import Divergence, ReplayResult, SegmentReplay, merge_segments, replay_segment
 
@@ -158,7 +158,7 @@ def run_job(job: ReplayJob, headers: Mapping[str, dict[str, Any]]) -> Iterator[t
     wanted = pa.array(sorted(replays), pa.string())
     seen = dict.fromkeys(replays, 0)
     for piece in job.pieces:
-        table = read_unit(Unit((piece,)), EVENT_COLUMNS)
+        table = read_unit(Unit((piece,)), EVENT_COLUMNS, dictionary=REPEATED_STRINGS)
         table = table.filter(pc.and_(pc.is_in(table.column("trace_id"), value_set=wanted), pc.not_equal(table.column("kind"), HEADER_KIND)))
         for record in event_records(table):
             trace_id = record["trace_id"]
