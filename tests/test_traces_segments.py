@@ -10,6 +10,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from traces.format import header_from_record
+from traces.layout import Unit, read_unit
 from traces.layout import plan as plan_layout
 from traces.read import read_records
 from traces.record import record_workload
@@ -116,3 +117,40 @@ def test_traces_replay_on_spark_wherever_their_rows_are(spark: SparkSession, tmp
         plan = plan_segments(events, set(events), parallelism=4, min_events=min_events)
         assert replay_on_spark(spark, plan_layout(paths), headers, plan) == expected
     assert {r.verdict for r in expected.values()} == {"conformant", "violation"}
+
+
+def test_a_job_gives_each_result_when_its_trace_ends_and_drops_its_replay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job holding many traces keeps only the replays under way: a trace's result comes out before
+    the pieces after its last row are read (a job of the 100M bench holds about 600 traces)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import traces.segments as segments
+
+    tables = []
+    for i, workload in enumerate(("steady", "faults", "bursts")):
+        record_workload(tmp_path / f"{workload}.parquet", workload, "5.3.3", 300, seed=i)
+        tables.append(pq.read_table(tmp_path / f"{workload}.parquet"))
+    pq.write_table(pa.concat_tables(tables), tmp_path / "back-to-back.parquet", row_group_size=50)
+    paths = [str(tmp_path / "back-to-back.parquet")]
+    records = [r.data for r in read_records(paths)]
+    headers = {r["trace_id"]: r for r in records if r["seq"] == 0}
+    events = {t: sum(1 for r in records if r["trace_id"] == t and r["seq"] > 0) for t in headers}
+    layout = plan_layout(paths)
+    [job] = plan_jobs(layout, plan_segments(events, set(events), parallelism=1), cores=1)
+    reads: list[Unit] = []
+
+    def counted_read(unit: Unit, *args: Any, **kwargs: Any) -> pa.Table:
+        reads.append(unit)
+        return read_unit(unit, *args, **kwargs)
+
+    monkeypatch.setattr(segments, "read_unit", counted_read)
+    order, pieces_read = [], []
+    for trace_id, _, result in segments.run_job(job, headers):
+        order.append(trace_id)
+        pieces_read.append(len(reads))
+        assert result == replay_trace(header_from_record(headers[trace_id]), [r for r in records if r["trace_id"] == trace_id and r["seq"] > 0])
+    assert order == [t.column("trace_id")[0].as_py() for t in tables]  # in the order the traces end
+    last_piece = {t: max(layout.pieces.index(p) for p in layout.trace_pieces[t]) + 1 for t in headers}
+    # Each result before any piece past its trace's last (a violation comes out where it is found).
+    assert all(n <= last_piece[t] for t, n in zip(order, pieces_read)) and pieces_read[0] < len(layout.pieces)

@@ -21,7 +21,8 @@ order, a few per core (:func:`plan_jobs`); each segment of a cut trace is a task
 reads only the pieces holding that trace. A task is one Spark partition (``parallelize``), so
 two segments never share a core while another is idle, and Spark starts the costliest first. The
 worker reads one piece (a Parquet row group) at a time and feeds its rows to the segments: it
-holds one piece and the spec's state, never a whole trace.
+holds one piece and the states of the segments under way, never a whole trace; a segment's
+result leaves the task as soon as its trace ends there.
 """
 
 from __future__ import annotations
@@ -153,27 +154,39 @@ def _result_from_json(text: str) -> ReplayResult:
 def run_job(job: ReplayJob, headers: Mapping[str, dict[str, Any]]) -> Iterator[tuple[str, int, ReplayResult]]:
     """Replay one job in this process: its pieces are read one at a time, in input order (each
     trace's rows come in seq order, which validation checked), and every row goes to its
-    trace's segment; reading stops once every segment is decided or past its end."""
-    replays = {s.trace_id: (s, SegmentReplay(header_from_record(headers[s.trace_id]), s.first_seq, s.last)) for s in job.segments}
+    trace's segment. A segment's result is given, and its replay dropped, as soon as it is
+    decided or its last event is fed, so the job holds only the segments under way (not the
+    history of every trace it has replayed); reading stops once no segment is left."""
+    segments = {s.trace_id: s for s in job.segments}
+    replays = {s.trace_id: SegmentReplay(header_from_record(headers[s.trace_id]), s.first_seq, s.last) for s in job.segments}
+    for trace_id in [t for t, s in segments.items() if s.end_seq <= s.first_seq]:  # no events of its own
+        yield trace_id, segments[trace_id].index, _segment_result(segments[trace_id], replays.pop(trace_id))
     wanted = pa.array(sorted(replays), pa.string())
-    seen = dict.fromkeys(replays, 0)
     for piece in job.pieces:
+        if not replays:
+            break
         table = read_unit(Unit((piece,)), EVENT_COLUMNS, dictionary=REPEATED_STRINGS)
         table = table.filter(pc.and_(pc.is_in(table.column("trace_id"), value_set=wanted), pc.not_equal(table.column("kind"), HEADER_KIND)))
         for record in event_records(table):
             trace_id = record["trace_id"]
-            segment, replay = replays[trace_id]
+            replay = replays.get(trace_id)
+            if replay is None:  # this trace's segment is already done
+                continue
+            segment = segments[trace_id]
             if record["seq"] < segment.end_seq:
                 replay.feed(record)
-                seen[trace_id] = record["seq"]
-        if all(r.result is not None or seen[t] >= s.end_seq - 1 for t, (s, r) in replays.items()):
-            break
-    for trace_id, (segment, replay) in replays.items():
-        if replay.checked == 0 and replay.result is None:
-            # A segment with no events of its own has nothing to conclude from.
-            yield trace_id, segment.index, ReplayResult(trace_id, "inconclusive", 0, reason=f"no events to replay in segment {segment.index}")
-        else:
-            yield trace_id, segment.index, replay.end()
+            if replay.result is not None or record["seq"] >= segment.end_seq - 1:
+                del replays[trace_id]
+                yield trace_id, segment.index, _segment_result(segment, replay)
+    for trace_id, replay in replays.items():  # segments whose rows ended early (none, for a validated input)
+        yield trace_id, segments[trace_id].index, _segment_result(segments[trace_id], replay)
+
+
+def _segment_result(segment: Segment, replay: SegmentReplay) -> ReplayResult:
+    if replay.checked == 0 and replay.result is None:
+        # A segment with no events of its own has nothing to conclude from.
+        return ReplayResult(segment.trace_id, "inconclusive", 0, reason=f"no events to replay in segment {segment.index}")
+    return replay.end()
 
 
 def replay_on_spark(
