@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from traces.examples import EXAMPLES
-from traces.layout import Piece, Unit, pack, plan, read_unit
+from traces.layout import MAX_SPLIT_READING, Piece, Unit, pack, plan, read_unit, split
 from traces.read import read_records
 from traces.rules import RULES
 from traces.write import TraceWriter
@@ -155,3 +155,46 @@ def test_rules_judge_a_trace_the_same_wherever_its_rows_are(spark: SparkSession,
     b = dict((f[0], f) for f in found["whole"]["b"])["fifo_service_per_queue"]
     assert b[1] == "violation" and b[4] and all('"seq":' in raw for _, _, raw in b[4])
     assert sum(result.kinds.values()) == 3 * (len(_trace(FIRST, "x")) + len(_trace(SECOND, "x")) - 2) + len(clock)  # every event, no header
+
+
+def _back_to_back(tmp_path: Path, row_group: int) -> tuple[Path, list[list[dict[str, Any]]]]:
+    """Five traces written one after another, in row groups that straddle the trace boundaries."""
+    names = [FIRST, SECOND, "faults-5.3.3.jsonl", FIRST, SECOND]
+    traces = [_trace(name, f"t{i}") for i, name in enumerate(names)]
+    return _write(tmp_path / "back-to-back", [r for t in traces for r in t], row_group=row_group), traces
+
+
+def test_traces_back_to_back_across_row_groups_are_split_into_runs_of_whole_traces(tmp_path: Path) -> None:
+    path, traces = _back_to_back(tmp_path, row_group=40)
+    layout = plan([str(path)])
+    (unit,) = layout.units  # every row group shares a trace with the next
+    runs = split(unit, layout.trace_pieces, target_rows=unit.rows // 3)
+    assert len(runs) >= 3 and all(r.traces for r in runs)
+    assert sorted(t for r in runs for t in r.traces or ()) == sorted(layout.trace_pieces)  # each trace in one run
+    for run in runs:
+        assert _seqs(run) == {t: list(range(len(traces[int(t[1:])]))) for t in run.traces or ()}  # whole, in order, nothing else
+        assert {p for t in run.traces or () for p in layout.trace_pieces[t]} == set(run.pieces)
+    assert sum(r.rows for r in runs) <= MAX_SPLIT_READING * unit.rows
+    assert split(unit, layout.trace_pieces, target_rows=unit.rows) == [unit]
+    # Coverage-only reads (no trace_id column asked for) still leave the neighbours' rows out.
+    assert sum(read_unit(r, ["kind"]).num_rows for r in runs) == unit.rows
+
+
+def test_interleaved_traces_are_not_split_when_every_run_would_read_everything(tmp_path: Path) -> None:
+    a, b = _trace(FIRST, "a"), _trace(SECOND, "b")
+    layout = plan([str(_write(tmp_path / "mixed", _interleaved(a, b), row_group=20))])
+    (unit,) = layout.units
+    assert split(unit, layout.trace_pieces, target_rows=unit.rows // 4) == [unit]
+
+
+def test_rules_judge_traces_split_into_runs_as_they_judge_them_whole(spark: SparkSession, tmp_path: Path, monkeypatch: Any) -> None:
+    from traces import layout as layout_module
+    from traces.check import run_check
+
+    path, _ = _back_to_back(tmp_path, row_group=40)
+    whole = run_check(spark, [str(path)], replay=False)
+    monkeypatch.setattr(layout_module, "MIN_TASK_ROWS", 1)
+    monkeypatch.setattr(layout_module, "MAX_UNIT_ROWS", 100)
+    assert len(plan([str(path)]).tasks(2)) >= 2
+    runs = run_check(spark, [str(path)], replay=False)
+    assert runs.traces == whole.traces and runs.kinds == whole.kinds and runs.rule_totals == whole.rule_totals

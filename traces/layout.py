@@ -9,6 +9,9 @@ dictionary-encoded, and the row counts in the file footers) and builds:
 - *units*: the connected components of pieces that share a trace (union-find), so a unit holds
   whole traces and a trace never leaves its unit; a trace written across row groups or files
   joins them into one unit;
+- *runs*: a unit of several traces bigger than a task's share is read as runs of its whole
+  traces in input order (:func:`split`): traces written back to back across row-group
+  boundaries form one component, which would otherwise occupy one core and all its memory;
 - *tasks*: units packed by row count, largest first, each into the lightest task; enough tasks
   for every core, a few per core when there are enough units and rows (Spark hands the next
   task to the first free core, so equal tasks in a small multiple of the cores keep every core
@@ -39,6 +42,12 @@ import pyarrow.parquet as pq
 from traces.format import ARROW_SCHEMA
 from traces.read import MAX_LINE_BYTES, raw_records, resolve
 
+#: Rows above which a unit of several traces is read as runs of whole traces (:func:`split`): a
+#: task holds a unit's rows in memory, and one unit occupies one core.
+MAX_UNIT_ROWS = 2_000_000
+#: A split is kept only if its runs read at most this many times the unit's rows (traces that
+#: interleave over many row groups would make every run read them all).
+MAX_SPLIT_READING = 1.5
 #: Tasks per core when there are enough units and rows: the last tasks to finish are then short.
 TASKS_PER_CORE = 3
 #: Rows below which one more task is not worth it: on local[2] here, each Spark task costs about
@@ -58,12 +67,17 @@ class Piece:
 
 @dataclass(frozen=True)
 class Unit:
-    """Pieces that share traces, transitively: every row of each of its traces is in them."""
+    """Pieces that hold every row of some whole traces: the traces it judges."""
 
     pieces: tuple[Piece, ...]  # in input order (files in name order, row groups in file order)
+    # The traces judged; None: every trace in the pieces (a connected component, see :func:`plan`).
+    # Otherwise a run cut from a component (:func:`split`), whose first and last pieces may also
+    # hold rows of its neighbours' traces, which the reader leaves out.
+    traces: frozenset[str] | None = None
 
     @property
     def rows(self) -> int:
+        """Rows read (a run's shared pieces count whole)."""
         return sum(p.rows for p in self.pieces)
 
 
@@ -76,8 +90,10 @@ class Layout:
     units: tuple[Unit, ...]  # largest first
 
     def tasks(self, cores: int) -> list[tuple[Unit, ...]]:
-        """The units packed into Spark tasks (see :func:`pack`)."""
-        return pack(self.units, cores)
+        """The units, large ones split into runs (:func:`split`), packed into Spark tasks (:func:`pack`)."""
+        total = sum(u.rows for u in self.units)
+        target = min(MAX_UNIT_ROWS, max(MIN_TASK_ROWS, total // max(1, cores * TASKS_PER_CORE)))
+        return pack([run for unit in self.units for run in split(unit, self.trace_pieces, target)], cores)
 
 
 def _parquet_pieces(path: Path) -> list[tuple[Piece, list[str]]]:
@@ -132,6 +148,40 @@ def plan(paths: Sequence[str]) -> Layout:
     return Layout(pieces, {t: tuple(pieces[i] for i in indexes) for t, indexes in holders.items()}, tuple(units))
 
 
+def split(unit: Unit, trace_pieces: Mapping[str, tuple[Piece, ...]], target_rows: int) -> list[Unit]:
+    """A unit bigger than ``target_rows`` as runs of its whole traces, in input order, each reading
+    about ``target_rows`` rows; the unit itself if it holds one trace, or if the runs would read
+    more than MAX_SPLIT_READING times its rows.
+
+    A component joins every trace written back to back across row-group boundaries (as
+    ``flowspec record --traces N`` writes them) into one unit, which would occupy one core and
+    be held whole in memory. A run reads its traces' pieces, so a row group where one trace ends
+    and the next begins is read by both runs, and each keeps its own traces' rows."""
+    if unit.rows <= target_rows or unit.traces is not None:
+        return [unit]
+    position = {piece: i for i, piece in enumerate(unit.pieces)}
+    members = sorted(
+        (t for t, pieces in trace_pieces.items() if pieces[0] in position),
+        key=lambda t: (position[trace_pieces[t][0]], position[trace_pieces[t][-1]], t),
+    )
+    if len(members) < 2:
+        return [unit]
+    runs: list[Unit] = []
+    traces: list[str] = []
+    pieces: set[Piece] = set()
+    for trace_id in members:
+        more = set(trace_pieces[trace_id]) - pieces
+        if traces and sum(p.rows for p in pieces) + sum(p.rows for p in more) > target_rows:
+            runs.append(Unit(tuple(sorted(pieces, key=position.__getitem__)), frozenset(traces)))
+            traces, pieces, more = [], set(), set(trace_pieces[trace_id])
+        traces.append(trace_id)
+        pieces |= more
+    runs.append(Unit(tuple(sorted(pieces, key=position.__getitem__)), frozenset(traces)))
+    if len(runs) == 1 or sum(r.rows for r in runs) > MAX_SPLIT_READING * unit.rows:
+        return [unit]
+    return runs
+
+
 def pack(units: Sequence[Unit], cores: int, per_core: int = TASKS_PER_CORE, min_rows: int = MIN_TASK_ROWS) -> list[tuple[Unit, ...]]:
     """Units into tasks balanced by rows: one per core, up to ``per_core`` per core while each task
     gets ``min_rows`` rows on average, never more tasks than units. Largest unit first, each into
@@ -148,24 +198,30 @@ def pack(units: Sequence[Unit], cores: int, per_core: int = TASKS_PER_CORE, min_
 
 
 def read_unit(unit: Unit, columns: Sequence[str], dictionary: Sequence[str] = ()) -> pa.Table:
-    """The rows of ``unit``'s pieces in input order, only ``columns`` (Arrow types of ``ARROW_SCHEMA``,
+    """The rows of ``unit``'s traces in input order, only ``columns`` (Arrow types of ``ARROW_SCHEMA``,
     but the string columns named in ``dictionary`` dictionary-encoded: Parquet stores repeated
     strings that way, so they are read without hashing every value again).
 
     Parquet row groups are read with pyarrow, all the unit's row groups of one file at once; a
-    JSON Lines file with the project's reader (the input is already validated)."""
-    plain = pa.schema([ARROW_SCHEMA.field(c) for c in columns])
-    encoded = [c for c in columns if c in dictionary]
+    JSON Lines file with the project's reader (the input is already validated). A run's rows of
+    other traces are left out."""
+    read = [*columns, "trace_id"] if unit.traces is not None and "trace_id" not in columns else list(columns)
+    plain = pa.schema([ARROW_SCHEMA.field(c) for c in read])
+    encoded = [c for c in read if c in dictionary]
     schema = pa.schema([f.with_type(pa.dictionary(pa.int32(), f.type)) if f.name in encoded else f for f in plain])
     parts = []
     for path, group in groupby(unit.pieces, key=lambda p: p.path):  # a file's pieces are adjacent
         row_groups = [p.row_group for p in group if p.row_group is not None]
         if row_groups:
             parquet = pq.ParquetFile(path, read_dictionary=encoded)
-            parts.append(parquet.read_row_groups(row_groups, columns=list(columns)).cast(schema))
+            parts.append(parquet.read_row_groups(row_groups, columns=read).cast(schema))
         else:
             parts.append(_read_jsonl(Path(path), plain).cast(schema))
-    return pa.concat_tables(parts) if parts else schema.empty_table()
+    table = pa.concat_tables(parts) if parts else schema.empty_table()
+    if unit.traces is None:
+        return table
+    mine = pc.is_in(table.column("trace_id"), value_set=pa.array(sorted(unit.traces), pa.string()))
+    return table.filter(mine).select(list(columns))
 
 
 def _read_jsonl(path: Path, schema: pa.Schema) -> pa.Table:
