@@ -364,6 +364,24 @@ class SegmentReplay:
         return self.result or self.replayer.conclude(self.checked, self.last)
 
 
+def feed_segments(records: Iterable[Mapping[str, Any]], segments: Mapping[str, tuple[int, SegmentReplay]]) -> Iterator[str]:
+    """Give each record (of several traces, each in seq order) to its trace's open segment, which
+    takes the events before its ``end_seq``; a trace id as soon as its segment is decided or has had
+    its last event (the caller takes the result and closes the segment). Here, not in the task's
+    own loop, so that it runs compiled with the replayer (:mod:`traces.compiled`)."""
+    for record in records:
+        trace_id = record["trace_id"]
+        segment = segments.get(trace_id)
+        if segment is None:  # no open segment of this trace
+            continue
+        end_seq, replay = segment
+        seq = record["seq"]
+        if seq < end_seq:
+            replay.feed(record)
+        if replay.result is not None or seq >= end_seq - 1:
+            yield trace_id
+
+
 def replay_segment(header: TraceHeader, events: Iterable[Mapping[str, Any]], first_seq: int, last: bool) -> ReplayResult:
     """Check the events with ``seq >= first_seq``, after following (not checking) the earlier ones.
 

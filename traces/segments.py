@@ -40,7 +40,7 @@ from pyspark.sql import SparkSession
 
 from traces.format import EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, event_records, header_from_record
 from traces.layout import Layout, Piece, Unit, read_unit
-from traces.replay import Divergence, ReplayResult, SegmentReplay, merge_segments, replay_segment
+from traces.replay import Divergence, ReplayResult, SegmentReplay, feed_segments, merge_segments, replay_segment
 
 #: CPU time of following an event / of checking it, with the compiled spec the workers run:
 #: 0.69–0.77 on this machine (30 000-event retry-storm-limited and steady traces), measured with
@@ -161,23 +161,16 @@ def run_job(job: ReplayJob, headers: Mapping[str, dict[str, Any]]) -> Iterator[t
     replays = {s.trace_id: SegmentReplay(header_from_record(headers[s.trace_id]), s.first_seq, s.last) for s in job.segments}
     for trace_id in [t for t, s in segments.items() if s.end_seq <= s.first_seq]:  # no events of its own
         yield trace_id, segments[trace_id].index, _segment_result(segments[trace_id], replays.pop(trace_id))
-    wanted = pa.array(sorted(replays), pa.string())
+    open_segments = {t: (segments[t].end_seq, replay) for t, replay in replays.items()}
+    wanted = pa.array(sorted(open_segments), pa.string())
     for piece in job.pieces:
-        if not replays:
+        if not open_segments:
             break
         table = read_unit(Unit((piece,)), EVENT_COLUMNS, dictionary=REPEATED_STRINGS)
         table = table.filter(pc.and_(pc.is_in(table.column("trace_id"), value_set=wanted), pc.not_equal(table.column("kind"), HEADER_KIND)))
-        for record in event_records(table):
-            trace_id = record["trace_id"]
-            replay = replays.get(trace_id)
-            if replay is None:  # this trace's segment is already done
-                continue
-            segment = segments[trace_id]
-            if record["seq"] < segment.end_seq:
-                replay.feed(record)
-            if replay.result is not None or record["seq"] >= segment.end_seq - 1:
-                del replays[trace_id]
-                yield trace_id, segment.index, _segment_result(segment, replay)
+        for trace_id in feed_segments(event_records(table), open_segments):
+            del open_segments[trace_id]
+            yield trace_id, segments[trace_id].index, _segment_result(segments[trace_id], replays.pop(trace_id))
     for trace_id, replay in replays.items():  # segments whose rows ended early (none, for a validated input)
         yield trace_id, segments[trace_id].index, _segment_result(segments[trace_id], replay)
 
