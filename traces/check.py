@@ -1,8 +1,8 @@
 """``flowspec check``: validate traces, then run the rules and the replay on Spark, and judge each trace.
 
 Pipeline (PObserve's shape): validate (in the driver, batch by batch: a bad record stops
-everything with exit 2) → the rules, the report's time series and the coverage (events per
-kind), in one Spark job with no shuffle: the driver finds where each trace's rows are
+everything with exit 2; it also counts the events per kind, the coverage) → the rules and the
+report's time series, in one Spark job with no shuffle: the driver finds where each trace's rows are
 (:mod:`traces.layout`: Parquet row groups and JSON Lines files that share traces form units of
 whole traces) and hands each task a few units; the task reads them with pyarrow and judges
 each trace with array operations over its columns (:mod:`traces.scan`) → the replay of every
@@ -24,7 +24,6 @@ what was missing.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,8 +47,6 @@ REPLAY = "replay"
 UNSCANNED_KINDS = ("ClockAdvances", "FastFailureStopsAtHead", "FastFailureEndsBusyDrain", "WorkerPassesPutCheck")
 SERIES_BINS = 120
 
-#: What one Spark task returns: its finding rows, and its events per kind (coverage).
-TaskResult = tuple[list[dict[str, Any]], dict[str, int]]
 
 
 # -- Per-trace work: scan rules, replay, series -------------------------------------------------------
@@ -94,10 +91,10 @@ def _series(header: TraceHeader, scan: TraceScan) -> dict[str, Any]:
     }
 
 
-def per_task(headers: Mapping[str, dict[str, Any]], rules: bool, series: bool) -> Callable[[Iterable[tuple[Unit, ...]]], Iterator[TaskResult]]:
+def per_task(headers: Mapping[str, dict[str, Any]], rules: bool, series: bool) -> Callable[[Iterable[tuple[Unit, ...]]], Iterator[list[dict[str, Any]]]]:
     """The function each Spark task runs on its units (:mod:`traces.layout`; one task per partition):
-    read each unit's pieces with pyarrow, count the events per kind, and judge each trace with
-    :func:`per_trace`'s function. Returns the finding rows and the counts.
+    read each unit's pieces with pyarrow and judge each trace with :func:`per_trace`'s function.
+    Returns the finding rows.
 
     A unit holds whole traces, its pieces in input order, so each trace's rows arrive in seq order
     (validation saw them in that order); only traces that interleave need a sort.
@@ -105,19 +102,14 @@ def per_task(headers: Mapping[str, dict[str, Any]], rules: bool, series: bool) -
     judge = per_trace(headers, rules, series)
     # Every event column, not only the scans' (which are all but one of them, and cost the same to
     # read): a violating event's raw record is then at hand in the task.
-    columns = EVENT_COLUMNS if rules or series else ("kind",)  # coverage only
 
-    def run(tasks: Iterable[tuple[Unit, ...]]) -> Iterator[TaskResult]:
+    def run(tasks: Iterable[tuple[Unit, ...]]) -> Iterator[list[dict[str, Any]]]:
         for units in tasks:
             rows: list[dict[str, Any]] = []
-            kinds: Counter[str] = Counter()
             for unit in units:
-                table = read_unit(unit, columns, dictionary=REPEATED_STRINGS)
+                table = read_unit(unit, EVENT_COLUMNS, dictionary=REPEATED_STRINGS)
                 kind = pc.dictionary_encode(table.column("kind")).combine_chunks()
                 names, index = kind.dictionary.to_pylist(), np.asarray(kind.indices.to_numpy())
-                kinds.update({n: int(c) for n, c in zip(names, np.bincount(index, minlength=len(names))) if n != HEADER_KIND})
-                if not (rules or series):
-                    continue
                 drop = np.array([n == HEADER_KIND for n in names], bool)[index]
                 if not series:
                     # The scans never read these kinds (a third of a typical trace is ClockAdvances)
@@ -125,7 +117,7 @@ def per_task(headers: Mapping[str, dict[str, Any]], rules: bool, series: bool) -
                     silent = np.asarray(pc.fill_null(pc.list_value_length(table.column("responses")), 0).to_numpy()) == 0
                     drop |= np.array([n in UNSCANNED_KINDS for n in names], bool)[index] & silent
                 rows += _judge_unit(table.filter(pa.array(~drop)), judge)
-            yield rows, dict(kinds)
+            yield rows
 
     return run
 
@@ -255,15 +247,13 @@ def run_check(
     """Validate ``paths`` (raises TraceInputError), then judge every trace on Spark."""
     validator = validator or validate(paths)
     headers = {tid: header_record(p.header) for tid, p in validator.traces.items()}
-    # Rules, series and coverage: one Spark task per group of whole traces, no shuffle.
+    # Rules and series: one Spark task per group of whole traces, no shuffle. The coverage (events
+    # per kind) is validation's count, which read every record.
     layout = plan_layout(paths)
-    tasks = layout.tasks(spark.sparkContext.defaultParallelism)
+    tasks = layout.tasks(spark.sparkContext.defaultParallelism) if rules or series else []
     rows: list[dict[str, Any]] = []
-    kinds: Counter[str] = Counter()
-    judged = spark.sparkContext.parallelize(tasks, len(tasks)).mapPartitions(per_task(headers, rules, series)).collect() if tasks else []
-    for task_rows, task_kinds in judged:
+    for task_rows in spark.sparkContext.parallelize(tasks, len(tasks)).mapPartitions(per_task(headers, rules, series)).collect() if tasks else []:
         rows += task_rows
-        kinds.update(task_kinds)
     if replay:
         rows += [_replay_row(r) for r in _replay(spark, layout, validator, headers)]
     per_trace_events = {trace_id: p.last_seq for trace_id, p in validator.traces.items()}
@@ -273,7 +263,7 @@ def run_check(
         for f in t.findings:
             totals.setdefault(f["rule"], {}).setdefault(f["status"], 0)
             totals[f["rule"]][f["status"]] += 1
-    return CheckResult(verdicts, dict(kinds), totals)
+    return CheckResult(verdicts, dict(validator.kinds), totals)
 
 
 def _replay(spark: SparkSession, layout: Layout, validator: Validator, headers: Mapping[str, dict[str, Any]]) -> list[ReplayResult]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import glob
 import json
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -359,10 +360,12 @@ class _TraceProgress:
 
 @dataclass
 class Validator:
-    """Validates records one at a time, in order; remembers each trace's header and last seq."""
+    """Validates records one at a time, in order; remembers each trace's header and last seq, and
+    counts the events of each kind (the corpus's action coverage: validation reads every record)."""
 
     traces: dict[str, _TraceProgress] = field(default_factory=dict)
     events: int = 0
+    kinds: Counter[str] = field(default_factory=Counter)  # events per kind, all traces, no headers
 
     def header(self, trace_id: str) -> TraceHeader:
         """The header of a trace seen so far."""
@@ -415,6 +418,7 @@ class Validator:
         self._check_responses(record.get("responses"), exactly_one=kind == RESPONSE_KIND)
         progress.last_seq = seq
         self.events += 1
+        self.kinds[kind] += 1
 
     def accept_batch(self, batch: pa.RecordBatch) -> bool:
         """Take every row of ``batch`` (in the reader's schema) if each would pass :meth:`check` in
@@ -504,6 +508,9 @@ class Validator:
         for t, count in zip(by_trace[starts].tolist(), counts.tolist()):
             self.traces[trace_ids[t]].last_seq = int(last_seq[t]) + count
         self.events += len(event_rows)
+        for code, count in enumerate(np.bincount(kind[event_rows], minlength=len(_EVENT_KINDS)).tolist()):
+            if count:
+                self.kinds[_EVENT_KINDS[code]] += count
         return True
 
     def _check_header(self, record: Mapping[str, Any]) -> None:
