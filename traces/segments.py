@@ -8,7 +8,7 @@ driver merges the segments' results in order (:func:`traces.replay.merge_segment
 divergence decides. Following is exact, so a segmented replay gives the unsegmented verdict
 (``tests/test_traces_replay.py`` compares them on every example and cut).
 
-Following costs about 0.7 of checking (:data:`FOLLOW_COST`), so later segments are made shorter
+Following costs 0.5–0.8 of checking (:data:`FOLLOW_COST`), so later segments are made shorter
 than earlier ones, to give every worker the same work. This also bounds the gain: however many
 cores, one trace is replayed at most ``1 / FOLLOW_COST`` times faster than on one core; many
 traces scale with the cores. Only a trace longer than its fair share of the dataset
@@ -42,11 +42,13 @@ from traces.format import EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, event_re
 from traces.layout import Layout, Piece, Unit, read_unit
 from traces.replay import Divergence, ReplayResult, SegmentReplay, feed_segments, merge_segments, replay_segment
 
-#: CPU time of following an event / of checking it, with the compiled spec the workers run:
-#: 0.69–0.77 on this machine (30 000-event retry-storm-limited and steady traces), measured with
+#: CPU time of following an event / of checking it, with the compiled spec the workers run. It
+#: depends on the workload: 0.52–0.62 on this machine for 30 000-event retry-storm-limited and
+#: steady traces, measured with
 #: ``flowspec record --workload retry-storm-limited --events 30000 --profile 5.3.3 --out /tmp/s.parquet`` and
-#: ``PYTHONSAFEPATH=1 PYTHONPATH=build/compiled-spec python -m traces.segments /tmp/s.parquet``
-#: (the interpreted spec: 0.40–0.57; compiling speeds the step less than the checks).
+#: ``PYTHONSAFEPATH=1 PYTHONPATH=build/compiled-spec python -m traces.segments /tmp/s.parquet``,
+#: and 0.75–0.78 over the bench's eight base traces; 0.7 lies between. (Before the replay's
+#: claims were re-checked only where a step touched them, 0.69–0.77 for the first two.)
 FOLLOW_COST = 0.7
 #: A trace shorter than this is never cut: the saving would not pay for a partition.
 MIN_SEGMENT_EVENTS = 50_000
