@@ -48,7 +48,6 @@ UNSCANNED_KINDS = ("ClockAdvances", "FastFailureStopsAtHead", "FastFailureEndsBu
 SERIES_BINS = 120
 
 
-
 # -- Per-trace work: scan rules, replay, series -------------------------------------------------------
 
 
@@ -100,13 +99,13 @@ def per_task(headers: Mapping[str, dict[str, Any]], rules: bool, series: bool) -
     (validation saw them in that order); only traces that interleave need a sort.
     """
     judge = per_trace(headers, rules, series)
-    # Every event column, not only the scans' (which are all but one of them, and cost the same to
-    # read): a violating event's raw record is then at hand in the task.
 
     def run(tasks: Iterable[tuple[Unit, ...]]) -> Iterator[list[dict[str, Any]]]:
         for units in tasks:
             rows: list[dict[str, Any]] = []
             for unit in units:
+                # Every event column, not only the scans' (which are all but one of them, and cost
+                # the same to read): a violating event's raw record is then at hand in the task.
                 table = read_unit(unit, EVENT_COLUMNS, dictionary=REPEATED_STRINGS)
                 kind = pc.dictionary_encode(table.column("kind")).combine_chunks()
                 names, index = kind.dictionary.to_pylist(), np.asarray(kind.indices.to_numpy())
