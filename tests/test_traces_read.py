@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 import traces.read as read
 from spec.profiles import ExecutorName
-from traces.format import ARROW_SCHEMA, HEADER_KIND, KINDS, LEVEL_KINDS, RESPONSE_KIND, Observation
+from traces.format import ARROW_SCHEMA, HEADER_KIND, KINDS, LEVEL_KINDS, REPEATED_STRINGS, RESPONSE_KIND, Observation
 from traces.read import TraceInputError, Validator, validate
 
 Record = dict[str, Any]
@@ -61,7 +61,7 @@ def _batch(rows: list[Record]) -> pa.RecordBatch:
 
 def _as_read(batch: pa.RecordBatch) -> pa.RecordBatch:
     """The batch as the reader gets it from Parquet: the repeated strings dictionary-encoded."""
-    columns = [pc.dictionary_encode(c) if n in read._DICTIONARY_COLUMNS else c for n, c in zip(batch.schema.names, batch.columns)]
+    columns = [pc.dictionary_encode(c) if n in REPEATED_STRINGS else c for n, c in zip(batch.schema.names, batch.columns)]
     return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
 
 

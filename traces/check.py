@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
 from spec.codes import ResponseCode
-from traces.format import EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, Observation, TraceHeader, header_from_record, header_record
+from traces.format import EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, Observation, TraceHeader, header_from_record, header_record, vocabulary
 from traces.layout import Layout, Unit, read_unit
 from traces.layout import plan as plan_layout
 from traces.read import Validator, validate
@@ -107,8 +107,7 @@ def per_task(headers: Mapping[str, dict[str, Any]], rules: bool, series: bool) -
                 # Every event column, not only the scans' (which are all but one of them, and cost
                 # the same to read): a violating event's raw record is then at hand in the task.
                 table = read_unit(unit, EVENT_COLUMNS, dictionary=REPEATED_STRINGS)
-                kind = pc.dictionary_encode(table.column("kind")).combine_chunks()
-                names, index = kind.dictionary.to_pylist(), np.asarray(kind.indices.to_numpy())
+                index, names = vocabulary(table.column("kind"))
                 drop = np.array([n == HEADER_KIND for n in names], bool)[index]
                 if not series:
                     # The scans never read these kinds (a third of a typical trace is ClockAdvances)
@@ -125,8 +124,7 @@ def _judge_unit(table: pa.Table, judge: Callable[[str, Events], list[dict[str, A
     """Every trace of one unit's events (no header rows), each judged on its own rows in seq order."""
     if table.num_rows == 0:  # every row was a header or one the scans never read
         return []
-    ids = pc.dictionary_encode(table.column("trace_id")).combine_chunks()
-    trace = np.asarray(ids.indices.to_numpy(), dtype=np.int64)
+    trace, names = vocabulary(table.column("trace_id"))
     seq = np.asarray(table.column("seq").to_numpy(), dtype=np.int64)
     boundary = np.concatenate(([True], trace[1:] != trace[:-1]))
     if np.bincount(trace[boundary]).max() > 1 or np.any(~boundary[1:] & (seq[1:] <= seq[:-1])):
@@ -136,7 +134,6 @@ def _judge_unit(table: pa.Table, judge: Callable[[str, Events], list[dict[str, A
         boundary = np.concatenate(([True], trace[1:] != trace[:-1]))
     events = Events.of(table)
     starts = np.flatnonzero(boundary)
-    names = ids.dictionary.to_pylist()
     out: list[dict[str, Any]] = []
     samples: list[dict[str, Any]] = []
     rows: list[int] = []  # the row of each sample

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -386,11 +387,18 @@ def _python_values(column: pa.ChunkedArray) -> list[Any]:
     if not pa.types.is_dictionary(column.type):
         plain: list[Any] = column.to_pylist()
         return plain
-    values: list[Any] = []
-    for chunk in column.chunks:
-        words = np.array([*chunk.dictionary.to_pylist(), None], dtype=object)  # the last stands for null
-        values += words[np.asarray(pc.fill_null(chunk.indices, len(words) - 1))].tolist()
+    index, words = vocabulary(column)
+    values: list[Any] = np.array(words, dtype=object)[index].tolist()
     return values
+
+
+def vocabulary(column: pa.ChunkedArray | pa.Array) -> tuple[npt.NDArray[np.int64], list[str | None]]:
+    """Strings as indices into the returned distinct values, whose last entry is None (null)."""
+    encoded = pc.dictionary_encode(column)  # a dictionary-encoded column as it is
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks() if encoded.num_chunks else pa.array([], pa.dictionary(pa.int32(), pa.string()))
+    values: list[str | None] = [*encoded.dictionary.to_pylist(), None]
+    return np.asarray(pc.fill_null(encoded.indices, len(values) - 1).to_numpy(), dtype=np.int64), values
 
 
 def _responses_by_row(column: pa.ChunkedArray) -> dict[int, list[dict[str, Any]]]:

@@ -35,6 +35,7 @@ from traces.format import (
     KIND_FIELDS,
     KINDS,
     LEVEL_KINDS,
+    REPEATED_STRINGS,
     RESPONSE_KIND,
     ConfigError,
     Observation,
@@ -45,7 +46,6 @@ from traces.format import (
 #: A longer JSON line is refused before it is parsed: no legitimate record comes near it.
 MAX_LINE_BYTES = 1 << 20
 PARQUET_BATCH = 65_536
-_DICTIONARY_COLUMNS = ("trace_id", "kind", "topic", "executor", "queue")
 
 _COLUMN_TYPES: dict[str, str] = {
     "trace_id": "str",
@@ -148,7 +148,7 @@ def _jsonl_records(path: Path) -> Iterator[tuple[Location, dict[str, Any]]]:
 
 
 def _parquet_batches(path: Path) -> Iterator[tuple[int, pa.RecordBatch]]:
-    """The batches of one Parquet file (ARROW_SCHEMA, the _DICTIONARY_COLUMNS dictionary-encoded), each with the number of its first row."""
+    """The batches of one Parquet file (ARROW_SCHEMA, the REPEATED_STRINGS dictionary-encoded), each with the number of its first row."""
     where = Location(str(path), row=0)
     try:
         pf = pq.ParquetFile(path)
@@ -168,7 +168,7 @@ def _parquet_batches(path: Path) -> Iterator[tuple[int, pa.RecordBatch]]:
     # by kind and by trace through the dictionary.
     row = 0
     try:
-        pf = pq.ParquetFile(path, metadata=pf.metadata, read_dictionary=list(_DICTIONARY_COLUMNS))
+        pf = pq.ParquetFile(path, metadata=pf.metadata, read_dictionary=list(REPEATED_STRINGS))
         for batch in pf.iter_batches(batch_size=PARQUET_BATCH, columns=list(ARROW_SCHEMA.names)):
             yield row, batch
             row += batch.num_rows

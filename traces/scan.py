@@ -63,7 +63,7 @@ from spec.storepool import (
     file_to_commit,
     return_committed_buffer,
 )
-from traces.format import KINDS, RESPONSE_KIND, TraceHeader
+from traces.format import KINDS, RESPONSE_KIND, TraceHeader, vocabulary
 from traces.rules import LEVEL_ORDER, RULES, SAMPLE, expected_answer_ok, header_facts
 
 Ints = npt.NDArray[np.int64]
@@ -145,18 +145,9 @@ def _valid(column: pa.ChunkedArray | pa.Array) -> Mask:
     return np.asarray(column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
 
 
-def _vocabulary(column: pa.ChunkedArray | pa.Array) -> tuple[Ints, list[str | None]]:
-    """Strings as indices into the returned distinct values, whose last entry is None (null)."""
-    encoded = pc.dictionary_encode(column)
-    if isinstance(encoded, pa.ChunkedArray):
-        encoded = encoded.combine_chunks() if encoded.num_chunks else pa.array([], pa.dictionary(pa.int32(), pa.string()))
-    values: list[str | None] = [*encoded.dictionary.to_pylist(), None]
-    return np.asarray(pc.fill_null(encoded.indices, len(values) - 1).to_numpy(), dtype=np.int64), values
-
-
 def _codes(column: pa.ChunkedArray | pa.Array, names: Sequence[str]) -> Ints:
     """Strings as indices into ``names``; ``len(names)`` for any other string, -1 for null."""
-    index, values = _vocabulary(column)
+    index, values = vocabulary(column)
     known = {name: i for i, name in enumerate(names)}
     return np.array([known.get(v, len(names)) if v is not None else _NONE for v in values], np.int64)[index]
 
@@ -236,8 +227,8 @@ class Events:
         lengths = _ints(pc.list_value_length(responses))
         flat = pc.list_flatten(responses)
         opaque = pc.struct_field(flat, "request_id")
-        remark, remarks = _vocabulary(pc.struct_field(flat, "remark"))
-        topic, topics = _vocabulary(table.column("topic"))
+        remark, remarks = vocabulary(pc.struct_field(flat, "remark"))
+        topic, topics = vocabulary(table.column("topic"))
         return Events(
             seq=_ints(table.column("seq")),
             ts=_ints(table.column("ts")),

@@ -160,10 +160,9 @@ def run_job(job: ReplayJob, headers: Mapping[str, dict[str, Any]]) -> Iterator[t
     decided or its last event is fed, so the job holds only the segments under way (not the
     history of every trace it has replayed); reading stops once no segment is left."""
     segments = {s.trace_id: s for s in job.segments}
-    replays = {s.trace_id: SegmentReplay(header_from_record(headers[s.trace_id]), s.first_seq, s.last) for s in job.segments}
+    open_segments = {s.trace_id: (s.end_seq, SegmentReplay(header_from_record(headers[s.trace_id]), s.first_seq, s.last)) for s in job.segments}
     for trace_id in [t for t, s in segments.items() if s.end_seq <= s.first_seq]:  # no events of its own
-        yield trace_id, segments[trace_id].index, _segment_result(segments[trace_id], replays.pop(trace_id))
-    open_segments = {t: (segments[t].end_seq, replay) for t, replay in replays.items()}
+        yield trace_id, segments[trace_id].index, _segment_result(segments[trace_id], open_segments.pop(trace_id)[1])
     wanted = pa.array(sorted(open_segments), pa.string())
     for piece in job.pieces:
         if not open_segments:
@@ -171,9 +170,8 @@ def run_job(job: ReplayJob, headers: Mapping[str, dict[str, Any]]) -> Iterator[t
         table = read_unit(Unit((piece,)), EVENT_COLUMNS, dictionary=REPEATED_STRINGS)
         table = table.filter(pc.and_(pc.is_in(table.column("trace_id"), value_set=wanted), pc.not_equal(table.column("kind"), HEADER_KIND)))
         for trace_id in feed_segments(event_records(table), open_segments):
-            del open_segments[trace_id]
-            yield trace_id, segments[trace_id].index, _segment_result(segments[trace_id], replays.pop(trace_id))
-    for trace_id, replay in replays.items():  # segments whose rows ended early (none, for a validated input)
+            yield trace_id, segments[trace_id].index, _segment_result(segments[trace_id], open_segments.pop(trace_id)[1])
+    for trace_id, (_, replay) in open_segments.items():  # segments whose rows ended early (none, for a validated input)
         yield trace_id, segments[trace_id].index, _segment_result(segments[trace_id], replay)
 
 
