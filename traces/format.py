@@ -366,8 +366,8 @@ def event_records(table: pa.Table) -> Iterator[dict[str, Any]]:
     and ``responses`` only when it holds one.
 
     What ``Table.to_pylist`` gives with nulls and empty ``responses`` left out (the same event),
-    at a third of its cost: it builds a dictionary of every column for every row, and converts
-    every row's ``responses`` list. A dictionary-encoded column decodes each distinct string once.
+    more cheaply: that builds a dictionary of every column for every row, and converts every
+    row's ``responses`` list. A dictionary-encoded column decodes each distinct string once.
     """
     columns = {name: _python_values(table.column(name)) for name in table.column_names if name != "responses"}
     responses = _responses_by_row(table.column("responses"))
@@ -403,7 +403,7 @@ def vocabulary(column: pa.ChunkedArray | pa.Array) -> tuple[npt.NDArray[np.int64
 
 def _responses_by_row(column: pa.ChunkedArray) -> dict[int, list[dict[str, Any]]]:
     """Each row's non-empty ``responses``, by row number: the lists' items are converted field by
-    field, which costs a third of converting each row's list of structs."""
+    field, not as a list of structs per row."""
     lengths = np.asarray(pc.fill_null(pc.list_value_length(column), 0))
     items = pc.list_flatten(column)
     ids, codes, remarks = (pc.struct_field(items, name).to_pylist() for name in ("request_id", "code", "remark"))

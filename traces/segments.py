@@ -43,12 +43,11 @@ from traces.layout import Layout, Piece, Unit, read_unit
 from traces.replay import Divergence, ReplayResult, SegmentReplay, feed_segments, merge_segments, replay_segment
 
 #: CPU time of following an event / of checking it, with the compiled spec the workers run. It
-#: depends on the workload: 0.52–0.62 on this machine for 30 000-event retry-storm-limited and
-#: steady traces, measured with
-#: ``flowspec record --workload retry-storm-limited --events 30000 --profile 5.3.3 --out /tmp/s.parquet`` and
-#: ``PYTHONSAFEPATH=1 PYTHONPATH=build/compiled-spec python -m traces.segments /tmp/s.parquet``,
-#: and 0.75–0.78 over the bench's eight base traces; 0.7 lies between. (Before the replay's
-#: claims were re-checked only where a step touched them, 0.69–0.77 for the first two.)
+#: depends on the workload and on this noisy machine: 0.52–0.62 for 30 000-event
+#: retry-storm-limited and steady traces
+#: (``flowspec record --workload retry-storm-limited --events 30000 --profile 5.3.3 --out /tmp/s.parquet``),
+#: 0.65–0.81 over the eight base traces ``make bench`` records in ``out/bench/base``, each from
+#: ``PYTHONSAFEPATH=1 PYTHONPATH=build/compiled-spec python -m traces.segments PATH``; 0.7 lies between.
 FOLLOW_COST = 0.7
 #: A trace shorter than this is never cut: the saving would not pay for a partition.
 MIN_SEGMENT_EVENTS = 50_000
@@ -208,23 +207,30 @@ def replay_on_spark(
     return merged
 
 
-def _measure_follow_cost(path: str) -> None:
-    """Print the CPU time of following and of checking every event of a trace (for FOLLOW_COST)."""
+def _measure_follow_cost(paths: Sequence[str]) -> None:
+    """Print the CPU time per event of following and of checking every event of the traces in
+    ``paths`` (each trace replayed whole, in this process), and their ratio: FOLLOW_COST."""
     import time
 
     from traces.read import read_records
 
-    records = [r.data for r in read_records([path])]
-    header, events = header_from_record(records[0]), records[1:]
+    traces: dict[str, list[Mapping[str, Any]]] = {}
+    for r in read_records(paths):
+        traces.setdefault(r.data["trace_id"], []).append(r.data)
+    events = sum(len(records) - 1 for records in traces.values())
     cpu = {}
-    for label, first_seq in (("follow", len(events) + 1), ("check", 1)):
+    for label in ("follow", "check"):
         start = time.process_time()
-        replay_segment(header, events, first_seq, last=True)
+        for header, *rest in traces.values():
+            replay_segment(header_from_record(header), rest, len(rest) + 1 if label == "follow" else 1, last=True)
         cpu[label] = time.process_time() - start
-    print(f"{len(events)} events: follow {cpu['follow']:.2f} s, check {cpu['check']:.2f} s, ratio {cpu['follow'] / cpu['check']:.2f}")
+    print(
+        f"{len(traces)} trace(s), {events} events: follow {cpu['follow'] / events * 1e6:.2f} µs, "
+        f"check {cpu['check'] / events * 1e6:.2f} µs an event; ratio {cpu['follow'] / cpu['check']:.2f}"
+    )
 
 
 if __name__ == "__main__":
     import sys
 
-    _measure_follow_cost(sys.argv[1])
+    _measure_follow_cost(sys.argv[1:])

@@ -57,7 +57,7 @@ def get_spark(
 
     compiled, why = compiled_path()
     if compiled is None:
-        print(f"flowspec: {why}; Spark's workers replay with the interpreted spec (about 0.6 of the speed)", file=sys.stderr)
+        print(f"flowspec: {why}; Spark's workers replay with the interpreted spec (slower)", file=sys.stderr)
     # PYTHONSAFEPATH: a worker would otherwise put its working directory (the source tree) first on its path.
     worker_path = {} if compiled is None else {"spark.executorEnv.PYTHONPATH": str(compiled), "spark.executorEnv.PYTHONSAFEPATH": "1"}
     builder = SparkSession.builder.master(master).appName(app_name)
