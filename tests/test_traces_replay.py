@@ -157,20 +157,25 @@ def test_opaques_need_not_follow_the_spec_numbering() -> None:
 
 
 
-def test_event_records_are_the_rows_without_nulls_or_empty_responses(tmp_path: Path) -> None:
+def test_event_columns_records_are_the_rows_without_nulls_or_empty_responses(tmp_path: Path) -> None:
     import pyarrow as pa
 
     import pyarrow.compute as pc
 
-    from traces.format import ARROW_SCHEMA, EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, event_records
+    from traces.format import ARROW_SCHEMA, EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, RESPONSE_KIND, EventColumns
 
     rows = [r for name in sorted(p.name for p in EXAMPLES.glob("*.jsonl")) for r in _records(name) if r["kind"] != HEADER_KIND]
+    rows.append({"trace_id": "black-box", "seq": 2, "ts": 5, "kind": RESPONSE_KIND, "responses": [{"request_id": 7, "code": 0, "remark": None}]})
     table = pa.Table.from_pylist([{c: r.get(c) for c in EVENT_COLUMNS} for r in rows], schema=pa.schema([ARROW_SCHEMA.field(c) for c in EVENT_COLUMNS]))
-    decoded = list(event_records(table))
+    decoded = [EventColumns(table).record(i) for i in range(table.num_rows)]
     assert decoded == [{k: v for k, v in r.items() if v is not None and v != []} for r in table.to_pylist()]
     assert any("responses" in r for r in decoded) and any("responses" not in r for r in decoded)
     # As read_unit gives them to the replay: repeated strings dictionary-encoded, several chunks.
     encoded = pa.concat_tables([table.slice(0, 7), table.slice(7)])
     for name in REPEATED_STRINGS:
         encoded = encoded.set_column(encoded.schema.get_field_index(name), name, pc.dictionary_encode(encoded.column(name)))
-    assert list(event_records(encoded)) == decoded
+    columns = EventColumns(encoded)
+    assert [columns.record(i) for i in range(encoded.num_rows)] == decoded
+    # Each row's action, decoded once per distinct action, is the one its record names.
+    assert columns.actions == [None if r["kind"] == RESPONSE_KIND else action_from_record(r) for r in decoded]
+    assert any(a is None for a in columns.actions)

@@ -16,7 +16,7 @@ import dataclasses
 import enum
 import json
 import typing
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -349,37 +349,59 @@ _DECODED_LIMIT = 1 << 16
 
 def action_from_record(record: Mapping[str, Any]) -> Action:
     """The spec action an event record names (the record is validated: fields present, types right)."""
-    kind, decoding = _ACTION_DECODING[record["kind"]]
-    key = (kind, *[record[name] for name, _ in decoding])
+    kind = record["kind"]
+    return _action(kind, tuple([record[name] for name, _ in _ACTION_DECODING[kind][1]]))
+
+
+def _action(kind: str, values: tuple[Any, ...]) -> Action:
+    """The action of kind ``kind`` whose fields (in ``_ACTION_DECODING``'s order) hold ``values``."""
+    key = (kind, *values)
     action = _DECODED.get(key)
     if action is None:
         if len(_DECODED) >= _DECODED_LIMIT:
             _DECODED.clear()
-        args = {name: record[name] if decode is None else decode(record[name]) for name, decode in decoding}
-        action = _DECODED[key] = kind(**args)
+        cls, decoding = _ACTION_DECODING[kind]
+        args = {name: value if decode is None else decode(value) for (name, decode), value in zip(decoding, values)}
+        action = _DECODED[key] = cls(**args)
     return action
 
 
-def event_records(table: pa.Table) -> Iterator[dict[str, Any]]:
-    """The event records of ``table`` (event columns in ``ARROW_SCHEMA``'s types, or string
-    columns dictionary-encoded; no header rows), each holding only the fields its kind carries,
-    and ``responses`` only when it holds one.
+class EventColumns:
+    """The events of an Arrow table (event columns in ``ARROW_SCHEMA``'s types, or string columns
+    dictionary-encoded; no header rows) as lists of Python values, one entry per row: what the
+    replay reads, without building a record for every row. Each row's action is decoded here
+    (each distinct one once); :meth:`record` gives a row as a record, for a divergence's text.
 
-    What ``Table.to_pylist`` gives with nulls and empty ``responses`` left out (the same event),
-    more cheaply: that builds a dictionary of every column for every row, and converts every
-    row's ``responses`` list. A dictionary-encoded column decodes each distinct string once.
+    A dictionary-encoded column decodes each distinct string once, and the rows share it.
     """
-    columns = {name: _python_values(table.column(name)) for name in table.column_names if name != "responses"}
-    responses = _responses_by_row(table.column("responses"))
-    trace_ids, seqs, times, kinds = columns["trace_id"], columns["seq"], columns["ts"], columns["kind"]
-    carried = {kind: [(name, columns[name]) for name in names] for kind, names in KIND_FIELDS.items()}
-    for i, kind in enumerate(kinds):
-        record = {"trace_id": trace_ids[i], "seq": seqs[i], "ts": times[i], "kind": kind}
-        for name, values in carried[kind]:
-            record[name] = values[i]
-        if i in responses:
-            record["responses"] = responses[i]
-        yield record
+
+    def __init__(self, table: pa.Table) -> None:
+        columns = {name: _python_values(table.column(name)) for name in table.column_names if name != "responses"}
+        self._columns = columns
+        self.trace_ids: list[str] = columns["trace_id"]
+        self.seqs: list[int] = columns["seq"]
+        self.times: list[int] = columns["ts"]
+        self.kinds: list[str] = columns["kind"]
+        self.opaques: list[int | None] = columns["request_id"]
+        #: Each row's non-empty ``responses``, by row number.
+        self.responses = _responses_by_row(table.column("responses"))
+        fields = {kind: [columns[name] for name, _ in decoding] for kind, (_, decoding) in _ACTION_DECODING.items()}
+        #: Each row's action; None for a black-box Response, which names none.
+        self.actions: list[Action | None] = [
+            None if kind == RESPONSE_KIND else _action(kind, tuple([values[i] for values in fields[kind]]))
+            for i, kind in enumerate(self.kinds)
+        ]
+
+    def record(self, i: int) -> dict[str, Any]:
+        """Row ``i`` as a record holding only the fields its kind carries, and ``responses`` only
+        when it holds one: what ``Table.to_pylist`` gives with nulls and empty ``responses`` left out."""
+        kind = self.kinds[i]
+        record: dict[str, Any] = {"trace_id": self.trace_ids[i], "seq": self.seqs[i], "ts": self.times[i], "kind": kind}
+        for name in KIND_FIELDS[kind]:
+            record[name] = self._columns[name][i]
+        if i in self.responses:
+            record["responses"] = [dataclasses.asdict(r) for r in self.responses[i]]
+        return record
 
 
 def _python_values(column: pa.ChunkedArray) -> list[Any]:
@@ -401,7 +423,7 @@ def vocabulary(column: pa.ChunkedArray | pa.Array) -> tuple[npt.NDArray[np.int64
     return np.asarray(pc.fill_null(encoded.indices, len(values) - 1).to_numpy(), dtype=np.int64), values
 
 
-def _responses_by_row(column: pa.ChunkedArray) -> dict[int, list[dict[str, Any]]]:
+def _responses_by_row(column: pa.ChunkedArray) -> dict[int, tuple[RecordedResponse, ...]]:
     """Each row's non-empty ``responses``, by row number: the lists' items are converted field by
     field, not as a list of structs per row."""
     lengths = np.asarray(pc.fill_null(pc.list_value_length(column), 0))
@@ -410,7 +432,7 @@ def _responses_by_row(column: pa.ChunkedArray) -> dict[int, list[dict[str, Any]]
     starts = np.cumsum(lengths) - lengths
     answered = np.flatnonzero(lengths)
     return {
-        row: [{"request_id": ids[j], "code": codes[j], "remark": remarks[j]} for j in range(start, start + n)]
+        row: tuple([RecordedResponse(ids[j], codes[j], remarks[j]) for j in range(start, start + n)])
         for row, start, n in zip(answered.tolist(), starts[answered].tolist(), lengths[answered].tolist())
     }
 

@@ -19,6 +19,7 @@ checked on that bookkeeping instead of the compacted state.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -36,6 +37,7 @@ from spec.steptable import changed_fields, describe_action, render
 from traces.format import (
     HEADER_KIND,
     RESPONSE_KIND,
+    EventColumns,
     Observation,
     RecordedResponse,
     TraceHeader,
@@ -151,8 +153,9 @@ class Replayer:
         self.steps = 0
         self.counts: dict[str, int] = {}
 
-    def _divergence(self, record: Mapping[str, Any], kind: str, expected: str, observed: str, state: str) -> Divergence:
-        return Divergence(self.header.trace_id, record["seq"], kind, expected, observed, state, _record_text(record))
+    def _divergence(self, seq: int, kind: str, expected: str, observed: str, state: str) -> Divergence:
+        # The raw record is added by the caller, which holds it (SegmentReplay.add_record).
+        return Divergence(self.header.trace_id, seq, kind, expected, observed, state, "")
 
     def _recorded(self, responses: Iterable[RecordedResponse]) -> list[tuple[int | None, int, str | None]]:
         return [(self.id_of.get(r.request_id), r.code, r.remark) for r in responses]
@@ -164,38 +167,38 @@ class Replayer:
             parts.append(f"opaque {opaque}: {_code_name(code)} {remark!r}")
         return "[" + "; ".join(parts) + "]" if parts else "no response"
 
-    def apply(self, record: Mapping[str, Any]) -> Divergence | None:
-        """Replay one validated event; the divergence it causes, if any."""
-        kind = record["kind"]
+    def apply(
+        self, seq: int, kind: str, ts: int, action: Action | None, opaque: int | None, responses: Sequence[RecordedResponse]
+    ) -> Divergence | None:
+        """Replay one validated event, given by its fields (``action`` is None for a black-box
+        Response, ``opaque`` is a RequestArrives' ``request_id``); the divergence it causes, if any."""
         self.counts[kind] = self.counts.get(kind, 0) + 1
-        if kind == RESPONSE_KIND:
-            return self._divergence(record, "unmodelled", "an internal event", "a black-box Response", "")
-        action = action_from_record(record)
-        ts = record["ts"]
+        if action is None:
+            return self._divergence(seq, "unmodelled", "an internal event", "a black-box Response", "")
         if ts < self.state.now:
-            return self._divergence(record, "clock went back", f"ts >= {self.state.now}", f"ts = {ts}", "")
+            return self._divergence(seq, "clock went back", f"ts >= {self.state.now}", f"ts = {ts}", "")
         s = self._clock_to(ts, action)
         try:
             after = step(self.config, s, action)  # the guard is checked once, by step
         except ActionNotEnabled:
             return self._divergence(
-                record,
+                seq,
                 "not enabled",
                 f"an action the spec allows here; {describe_action(action)} is not",
                 f"{describe_action(action)}",
                 _render_state(s, _STATE_FOR_KIND),
             )
         if isinstance(action, RequestArrives):
-            if record["request_id"] in self.id_of:
-                return self._divergence(record, "opaque reused", "a fresh opaque", f"opaque {record['request_id']} again", "")
-            self._number(record["request_id"], s)
+            assert opaque is not None  # validation: a RequestArrives carries its request_id
+            if opaque in self.id_of:
+                return self._divergence(seq, "opaque reused", "a fresh opaque", f"opaque {opaque} again", "")
+            self._number(opaque, s)
         if ts != after.now:
-            return self._divergence(record, "clock differs", f"ts = {after.now}", f"ts = {ts}", "")
+            return self._divergence(seq, "clock differs", f"ts = {after.now}", f"ts = {ts}", "")
         written = after.responses[len(s.responses) :]
-        observed = self._recorded(responses_from_record(record)) if "responses" in record else []
-        if (written or observed) and not _same_responses(written, observed):
+        if (written or responses) and not _same_responses(written, observed := self._recorded(responses)):
             return self._divergence(
-                record,
+                seq,
                 "responses differ",
                 self._show((r.request_id, int(r.code), r.remark) for r in written),
                 self._show(observed),
@@ -204,7 +207,7 @@ class Replayer:
         broken = self._broken_claims(s, action, after, written)
         if broken:
             return self._divergence(
-                record,
+                seq,
                 "claim broken",
                 "every claim holds",
                 ", ".join(broken),
@@ -213,23 +216,23 @@ class Replayer:
         self._advance(s, after, written)
         return None
 
-    def follow(self, record: Mapping[str, Any]) -> bool:
+    def follow(self, ts: int, action: Action | None, opaque: int | None) -> bool:
         """Take an event's step without checking it (another segment checks it); False if the spec cannot take it.
 
         Only the step and the bookkeeping: no comparison of responses, no claims. What it
         skips is what the segment holding the event checks, so following costs a fraction of
         :meth:`apply` (see :func:`replay_segment`).
         """
-        if record["kind"] == RESPONSE_KIND or record["ts"] < self.state.now:
+        if action is None or ts < self.state.now:
             return False
-        action = action_from_record(record)
         try:
-            s = self._clock_to(record["ts"], action)
+            s = self._clock_to(ts, action)
             after = step(self.config, s, action)
         except ActionNotEnabled:
             return False
         if isinstance(action, RequestArrives):
-            self._number(record["request_id"], s)
+            assert opaque is not None  # validation: a RequestArrives carries its request_id
+            self._number(opaque, s)
         self._advance(s, after, after.responses[len(s.responses) :])
         return True
 
@@ -279,22 +282,16 @@ class Replayer:
                 broken.append("each_request_is_answered_at_most_once")
         return broken
 
-    def judge(self, record: Mapping[str, Any], n: int) -> ReplayResult | None:
-        """Replay the ``n``-th checked event; the trace's result if this event decides it."""
-        divergence = self.apply(record)
-        if divergence is not None:
-            return ReplayResult(self.header.trace_id, "violation", n, divergence, actions=self._actions())
-        return None
-
     def conclude(self, n: int, last: bool) -> ReplayResult:
         """The result after ``n`` checked events with no divergence; at the trace's end, conservation too."""
         problem = self.finish() if last else None
         if problem is not None:
             d = Divergence(self.header.trace_id, n, "claim broken at trace end", "every request settled once or in flight", problem, "", "")
-            return ReplayResult(self.header.trace_id, "violation", n, d, actions=self._actions())
-        return ReplayResult(self.header.trace_id, "conformant", n, actions=self._actions())
+            return ReplayResult(self.header.trace_id, "violation", n, d, actions=self.actions())
+        return ReplayResult(self.header.trace_id, "conformant", n, actions=self.actions())
 
-    def _actions(self) -> tuple[tuple[str, int], ...]:
+    def actions(self) -> tuple[tuple[str, int], ...]:
+        """(kind, count) of the events replayed so far."""
         return tuple(sorted(self.counts.items()))
 
     def finish(self) -> str | None:
@@ -353,35 +350,56 @@ class SegmentReplay:
         self.result: ReplayResult | None = None
 
     def feed(self, record: Mapping[str, Any]) -> None:
-        """Take the next event (ignored once the segment has a result)."""
+        """Take the next event record (ignored once the segment has a result)."""
+        action = None if record["kind"] == RESPONSE_KIND else action_from_record(record)
+        if self.take(record["seq"], record["kind"], record["ts"], action, record.get("request_id"), responses_from_record(record)):
+            self.add_record(record)
+
+    def take(
+        self, seq: int, kind: str, ts: int, action: Action | None, opaque: int | None, responses: Sequence[RecordedResponse]
+    ) -> bool:
+        """Take the next event, given by its fields (see :meth:`Replayer.apply`; ignored once the
+        segment has a result); True if it diverged, and then the caller adds its raw record with
+        :meth:`add_record` (only the caller holds it, and only a divergence needs it)."""
         if self.result is not None:
-            return
-        if record["seq"] < self.first_seq:
-            if not self.replayer.follow(record):
-                self.result = ReplayResult(self.replayer.header.trace_id, UNREACHED, 0, reason=f"seq {record['seq']} could not be followed")
-            return
+            return False
+        if seq < self.first_seq:
+            if not self.replayer.follow(ts, action, opaque):
+                self.result = ReplayResult(self.replayer.header.trace_id, UNREACHED, 0, reason=f"seq {seq} could not be followed")
+            return False
         self.checked += 1
-        self.result = self.replayer.judge(record, self.checked)
+        divergence = self.replayer.apply(seq, kind, ts, action, opaque, responses)
+        if divergence is None:
+            return False
+        self.result = ReplayResult(self.replayer.header.trace_id, "violation", self.checked, divergence, actions=self.replayer.actions())
+        return True
+
+    def add_record(self, record: Mapping[str, Any]) -> None:
+        """Put the raw record of the event that diverged into the result's divergence."""
+        assert self.result is not None and self.result.divergence is not None
+        # dataclasses.replace: compiled by mypyc, these results have no instance dictionary for spec.frozen.replace.
+        divergence = dataclasses.replace(self.result.divergence, record=_record_text(record))
+        self.result = dataclasses.replace(self.result, divergence=divergence)
 
     def end(self) -> ReplayResult:
         """The segment's result, its events all fed."""
         return self.result or self.replayer.conclude(self.checked, self.last)
 
 
-def feed_segments(records: Iterable[Mapping[str, Any]], segments: Mapping[str, tuple[int, SegmentReplay]]) -> Iterator[str]:
-    """Give each record (of several traces, each in seq order) to its trace's open segment, which
+def feed_segments(events: EventColumns, segments: Mapping[str, tuple[int, SegmentReplay]]) -> Iterator[str]:
+    """Give each event (of several traces, each in seq order) to its trace's open segment, which
     takes the events before its ``end_seq``; a trace id as soon as its segment is decided or has had
     its last event (the caller takes the result and closes the segment). Here, not in the task's
     own loop, so that it runs compiled with the replayer (:mod:`traces.compiled`)."""
-    for record in records:
-        trace_id = record["trace_id"]
+    seqs, kinds, times, actions, opaques, responses = events.seqs, events.kinds, events.times, events.actions, events.opaques, events.responses
+    for i, trace_id in enumerate(events.trace_ids):
         segment = segments.get(trace_id)
         if segment is None:  # no open segment of this trace
             continue
         end_seq, replay = segment
-        seq = record["seq"]
-        if seq < end_seq:
-            replay.feed(record)
+        seq = seqs[i]
+        if seq < end_seq and replay.take(seq, kinds[i], times[i], actions[i], opaques[i], responses.get(i, ())):
+            replay.add_record(events.record(i))
         if replay.result is not None or seq >= end_seq - 1:
             yield trace_id
 

@@ -38,7 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
-from traces.format import EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, event_records, header_from_record
+from traces.format import EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, EventColumns, header_from_record
 from traces.layout import Layout, Piece, Unit, read_unit
 from traces.replay import Divergence, ReplayResult, SegmentReplay, feed_segments, merge_segments, replay_segment
 
@@ -168,7 +168,7 @@ def run_job(job: ReplayJob, headers: Mapping[str, dict[str, Any]]) -> Iterator[t
             break
         table = read_unit(Unit((piece,)), EVENT_COLUMNS, dictionary=REPEATED_STRINGS)
         table = table.filter(pc.and_(pc.is_in(table.column("trace_id"), value_set=wanted), pc.not_equal(table.column("kind"), HEADER_KIND)))
-        for trace_id in feed_segments(event_records(table), open_segments):
+        for trace_id in feed_segments(EventColumns(table), open_segments):
             yield trace_id, segments[trace_id].index, _segment_result(segments[trace_id], open_segments.pop(trace_id)[1])
     for trace_id, (_, replay) in open_segments.items():  # segments whose rows ended early (none, for a validated input)
         yield trace_id, segments[trace_id].index, _segment_result(segments[trace_id], replay)
