@@ -87,6 +87,8 @@ def cancelled_task_never_runs(config: BrokerConfig, s: BrokerState) -> bool:
     was told "busy" (and a retry would duplicate the message).
     Source: RequestTask.run checks stopRun (semantics.md 1.2, corner 26).
     """
+    if not s.cancelled:  # nothing was cancelled (most states): nothing to run by mistake
+        return True
     held = {w.task.request.id for e in s.executors for w in e.workers if w.task is not None}
     return not (s.cancelled & s.started) and not (s.cancelled & held)
 
@@ -159,8 +161,12 @@ def pool_is_deficient_exactly_when_none_is_available(config: BrokerConfig, s: Br
     return deficient == (config.pool_enabled and len(s.available_buffers) == 0)
 
 
-def _expected_answer(config: BrokerConfig, s: BrokerState, r: Response) -> bool:
-    """Whether one response's code and remark are what the profile writes on its code path."""
+def answer_is_expected(config: BrokerConfig, r: Response) -> bool:
+    """Whether one response's code and remark are what the profile writes on its code path.
+
+    The claim below, one response at a time: a replay checks each response once, in the step
+    that wrote it (traces/replay.py).
+    """
     match r.kind:
         case ResponseKind.REJECT_REQUEST:
             return r.code is ResponseCode.SYSTEM_BUSY and r.remark == REJECT_REQUEST_REMARK
@@ -190,7 +196,7 @@ def responses_carry_the_profile_code_and_remark(config: BrokerConfig, s: BrokerS
     the version sends SYSTEM_ERROR changes whether the client retries (corner 38).
     Source: semantics.md 4.6, 5.2.
     """
-    return all(_expected_answer(config, s, r) for r in s.responses)
+    return all(answer_is_expected(config, r) for r in s.responses)
 
 
 # -- Always: transition claims -------------------------------------------------------------------------
