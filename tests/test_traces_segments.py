@@ -15,7 +15,7 @@ from traces.layout import plan as plan_layout
 from traces.read import read_records
 from traces.record import record_workload
 from traces.replay import replay_records, replay_trace
-from traces.segments import FOLLOW_COST, _balanced_bounds, plan_jobs, plan_segments, replay_on_spark
+from traces.segments import FOLLOW_COST, _balanced_bounds, plan_jobs, plan_segments, replay_here, replay_on_spark
 
 
 def test_long_traces_are_cut_so_every_worker_does_the_same_work() -> None:
@@ -116,6 +116,7 @@ def test_traces_replay_on_spark_wherever_their_rows_are(spark: SparkSession, tmp
     for min_events in (10**9, 100):  # uncut, then the long traces cut
         plan = plan_segments(events, set(events), parallelism=4, min_events=min_events)
         assert replay_on_spark(spark, plan_layout(paths), headers, plan) == expected
+        assert replay_here(plan_layout(paths), headers, plan) == expected  # the bench's plain-Python replay
     assert {r.verdict for r in expected.values()} == {"conformant", "violation"}
 
 

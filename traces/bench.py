@@ -4,8 +4,8 @@ Measured, each in this one process with the same Spark session (local[2] by defa
 1. validation (streaming, in the driver) of the 1M dataset;
 2. all rules together (frame rules + per-trace scans, no replay) on 1M and 10M events;
 3. the full replay through the spec on Spark (rules off) on the 1M dataset;
-4. the same replay in one plain Python process, for the ratio (with the compiled spec, as the
-   workers run it, and with the interpreted spec);
+4. the same replay in one plain Python process, job after job, for the ratio (with the compiled
+   spec, as the workers run it, and with the interpreted spec);
 5. peak resident memory of the driver and of the whole process tree (JVM and Python workers).
 
 The traces: ``BASE_TRACES`` different recorded runs of the reference broker (several workloads
@@ -34,9 +34,11 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from traces.compiled import compiled_path
-from traces.read import read_records, validate
+from traces.format import header_record
+from traces.layout import plan as plan_layout
+from traces.read import validate
 from traces.record import record_workload
-from traces.replay import replay_records
+from traces.segments import plan_segments, replay_here, replay_on_spark
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 BASE_WORKLOADS = ("steady", "bursts", "slow-disk", "pool-exhaustion", "full-send-queue", "retry-storm-limited", "many-topics", "faults")
@@ -144,9 +146,14 @@ def replicate(base: pa.Table, target: int, out: Path) -> int:
 
 
 def replay_in_this_process(path: str) -> None:
-    """Replay every trace of ``path`` here and print the seconds it took (run by :func:`plain_replay`)."""
+    """Replay every trace of ``path`` here, as the Spark replay does but one job after another
+    (:func:`traces.segments.replay_here`), and print the seconds it took (run by
+    :func:`plain_replay`). Like the Spark figure, it starts from a finished validation."""
+    validator = validate([path])
+    headers = {trace_id: header_record(p.header) for trace_id, p in validator.traces.items()}
+    events = {trace_id: p.last_seq for trace_id, p in validator.traces.items()}
     start = time.perf_counter()
-    results = list(replay_records(r.data for r in read_records([path])))
+    results = replay_here(plan_layout([path]), headers, plan_segments(events, events, 1))
     print(f"{time.perf_counter() - start} {len(results)}")
 
 
@@ -173,9 +180,6 @@ def plain_replay(what: str, events: int, path: str, compiled: bool) -> Measure:
 
 def _replay_long_trace(spark: Any, work: Path, events: int, master: str) -> tuple[list[Measure], list[str]]:
     """One long trace replayed on Spark whole (one segment) and cut into segments: the segmented speed-up."""
-    from traces.format import header_record
-    from traces.layout import plan as plan_layout
-    from traces.segments import plan_segments, replay_on_spark
 
     out = work / "long"
     m, _ = timed("record one long trace (reference broker, bursts)", 0, lambda: record_workload(out, "bursts", "5.3.3", events, seed=7))

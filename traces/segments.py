@@ -192,9 +192,22 @@ def replay_on_spark(
             for trace_id, index, result in run_job(job, headers):
                 yield trace_id, index, _result_json(result)
 
+    texts = spark.sparkContext.parallelize(jobs, max(1, len(jobs))).mapPartitions(replay).collect()
+    return _merged(plan, ((trace_id, index, _result_from_json(text)) for trace_id, index, text in texts))
+
+
+def replay_here(layout: Layout, headers: Mapping[str, dict[str, Any]], plan: Sequence[Segment]) -> dict[str, ReplayResult]:
+    """:func:`replay_on_spark` in this process, one job after another, as one core would: what
+    the Spark replay's speed-up is measured against (``traces/bench.py``)."""
+    jobs = plan_jobs(layout, plan, 1)
+    return _merged(plan, (found for job in jobs for found in run_job(job, headers)))
+
+
+def _merged(plan: Sequence[Segment], found: Iterable[tuple[str, int, ReplayResult]]) -> dict[str, ReplayResult]:
+    """One result per trace of ``plan`` from its segments' results (trace id, segment index, result)."""
     results: dict[str, dict[int, ReplayResult]] = {}
-    for trace_id, index, text in spark.sparkContext.parallelize(jobs, max(1, len(jobs))).mapPartitions(replay).collect():
-        results.setdefault(trace_id, {})[index] = _result_from_json(text)
+    for trace_id, index, result in found:
+        results.setdefault(trace_id, {})[index] = result
     merged: dict[str, ReplayResult] = {}
     for trace_id, segments in itertools.groupby(sorted(plan, key=lambda s: (s.trace_id, s.index)), key=lambda s: s.trace_id):
         parts = results.get(trace_id, {})
