@@ -8,7 +8,7 @@ driver merges the segments' results in order (:func:`traces.replay.merge_segment
 divergence decides. Following is exact, so a segmented replay gives the unsegmented verdict
 (``tests/test_traces_replay.py`` compares them on every example and cut).
 
-Following costs 0.5–0.8 of checking (:data:`FOLLOW_COST`), so later segments are made shorter
+Following costs about 0.7 of checking (:data:`FOLLOW_COST`), so later segments are made shorter
 than earlier ones, to give every worker the same work. This also bounds the gain: however many
 cores, one trace is replayed at most ``1 / FOLLOW_COST`` times faster than on one core; many
 traces scale with the cores. Only a trace longer than its fair share of the dataset
@@ -40,14 +40,12 @@ from pyspark.sql import SparkSession
 
 from traces.format import EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, EventColumns, header_from_record
 from traces.layout import Layout, Piece, Unit, read_unit
-from traces.replay import Divergence, ReplayResult, SegmentReplay, feed_segments, merge_segments, replay_segment
+from traces.replay import Divergence, ReplayResult, SegmentReplay, feed_segments, merge_segments
 
-#: CPU time of following an event / of checking it, with the compiled spec the workers run. It
-#: depends on the workload and on this noisy machine: 0.52–0.62 for 30 000-event
-#: retry-storm-limited and steady traces
-#: (``flowspec record --workload retry-storm-limited --events 30000 --profile 5.3.3 --out /tmp/s.parquet``),
-#: 0.65–0.81 over the eight base traces ``make bench`` records in ``out/bench/base``, each from
-#: ``PYTHONSAFEPATH=1 PYTHONPATH=build/compiled-spec python -m traces.segments PATH``; 0.7 lies between.
+#: CPU time of following an event / of checking it, in a replay task (reading and decoding
+#: included) with the compiled spec the workers run. It depends on the workload and on this noisy
+#: machine: 0.69–0.73 over the eight base traces ``make bench`` records in ``out/bench/base``, in
+#: three runs of ``PYTHONSAFEPATH=1 PYTHONPATH=build/compiled-spec python -m traces.segments PATH``.
 FOLLOW_COST = 0.7
 #: A trace shorter than this is never cut: the saving would not pay for a partition.
 MIN_SEGMENT_EVENTS = 50_000
@@ -221,24 +219,31 @@ def _merged(plan: Sequence[Segment], found: Iterable[tuple[str, int, ReplayResul
 
 
 def _measure_follow_cost(paths: Sequence[str]) -> None:
-    """Print the CPU time per event of following and of checking every event of the traces in
-    ``paths`` (each trace replayed whole, in this process), and their ratio: FOLLOW_COST."""
+    """Print the CPU time per event of following and of checking the events of the traces in
+    ``paths`` as a replay task does (:func:`run_job`: reading, decoding and the replay; each trace
+    a job of one segment, which checks every event, or follows all but its last), and their
+    ratio: FOLLOW_COST."""
     import time
 
-    from traces.read import read_records
+    from traces.format import header_record
+    from traces.layout import plan as plan_layout
+    from traces.read import validate
 
-    traces: dict[str, list[Mapping[str, Any]]] = {}
-    for r in read_records(paths):
-        traces.setdefault(r.data["trace_id"], []).append(r.data)
-    events = sum(len(records) - 1 for records in traces.values())
+    validator = validate(paths)
+    layout = plan_layout(paths)
+    headers = {trace_id: header_record(p.header) for trace_id, p in validator.traces.items()}
+    events = sum(p.last_seq for p in validator.traces.values())
     cpu = {}
     for label in ("follow", "check"):
         start = time.process_time()
-        for header, *rest in traces.values():
-            replay_segment(header_from_record(header), rest, len(rest) + 1 if label == "follow" else 1, last=True)
+        for trace_id, p in validator.traces.items():
+            first = p.last_seq if label == "follow" else 1
+            job = ReplayJob(layout.trace_pieces[trace_id], (Segment(trace_id, 0, first, p.last_seq + 1, last=True),))
+            for _ in run_job(job, headers):
+                pass
         cpu[label] = time.process_time() - start
     print(
-        f"{len(traces)} trace(s), {events} events: follow {cpu['follow'] / events * 1e6:.2f} µs, "
+        f"{len(validator.traces)} trace(s), {events} events: follow {cpu['follow'] / events * 1e6:.2f} µs, "
         f"check {cpu['check'] / events * 1e6:.2f} µs an event; ratio {cpu['follow'] / cpu['check']:.2f}"
     )
 
