@@ -33,7 +33,7 @@ help:
 	@echo "make check-deep  the test suite with HYPOTHESIS_PROFILE=deep"
 	@echo "make mutants     mutation check of the properties"
 	@echo "make bench       Spark trace benchmarks on 1M and 10M events (docs/benchmarks.md)"
-	@echo "make bench-100m  validation, rules and replay of a 100M-event dataset (about 11 minutes here)"
+	@echo "make bench-100m  validation, rules and replay of a 100M-event dataset (about 10 minutes here)"
 	@echo "make demo        explore the spec, then record and check source 004's retry storm"
 	@echo "make docs        generate documentation"
 	@echo "make clean       remove caches and build output (distclean also removes .venv)"

@@ -1,10 +1,10 @@
 """The spec compiled by mypyc, for the workers that replay traces.
 
-Replaying a trace runs the spec's ``step`` once per event, and the interpreted spec does about
-30–40 thousand steps a second on one core of this machine. The replay's workers therefore run
-the *same source*, compiled to C extensions by mypyc (the compiler mypy ships with): same
-functions, same records, same verdicts, 1.1 to 1.7 times the speed in this session's
-``make bench`` runs (it replays the 1M-event dataset in one process with each and prints the
+Replaying a trace runs the spec's ``step`` once per event, and with the interpreted spec a
+replay does about 67 thousand events a second on one core of this machine. The replay's workers
+therefore run the *same source*, compiled to C extensions by mypyc (the compiler mypy ships
+with): same functions, same records, same verdicts, 1.81 to 1.85 times the speed in this
+session's ``make bench`` runs (it replays the 1M-event dataset in one process with each and prints the
 ratio). Nothing else changes: the driver, the tests of the spec, CrossHair and the property
 suites keep importing the interpreted spec from the working tree.
 

@@ -44,8 +44,8 @@ from traces.replay import Divergence, ReplayResult, SegmentReplay, feed_segments
 
 #: CPU time of following an event / of checking it, in a replay task (reading and decoding
 #: included) with the compiled spec the workers run. It depends on the workload and on this noisy
-#: machine: 0.69–0.73 over the eight base traces ``make bench`` records in ``out/bench/base``, in
-#: three runs of ``PYTHONSAFEPATH=1 PYTHONPATH=build/compiled-spec python -m traces.segments PATH``.
+#: machine: 0.69–0.89 over the eight base traces ``make bench`` records in ``out/bench/base``, in
+#: six runs of ``PYTHONSAFEPATH=1 PYTHONPATH=build/compiled-spec python -m traces.segments PATH``.
 FOLLOW_COST = 0.7
 #: A trace shorter than this is never cut: the saving would not pay for a partition.
 MIN_SEGMENT_EVENTS = 50_000
