@@ -34,7 +34,6 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from traces.compiled import compiled_path
-from traces.format import header_record
 from traces.layout import plan as plan_layout
 from traces.read import validate
 from traces.record import record_workload
@@ -150,10 +149,9 @@ def replay_in_this_process(path: str) -> None:
     (:func:`traces.segments.replay_here`), and print the seconds it took (run by
     :func:`plain_replay`). Like the Spark figure, it starts from a finished validation."""
     validator = validate([path])
-    headers = {trace_id: header_record(p.header) for trace_id, p in validator.traces.items()}
-    events = {trace_id: p.last_seq for trace_id, p in validator.traces.items()}
+    events = validator.events_per_trace()
     start = time.perf_counter()
-    results = replay_here(plan_layout([path]), headers, plan_segments(events, events, 1))
+    results = replay_here(plan_layout([path]), validator.header_records(), plan_segments(events, events, 1))
     print(f"{time.perf_counter() - start} {len(results)}")
 
 
@@ -184,8 +182,8 @@ def _replay_long_trace(spark: Any, work: Path, events: int, master: str) -> tupl
     out = work / "long"
     m, _ = timed("record one long trace (reference broker, bursts)", 0, lambda: record_workload(out, "bursts", "5.3.3", events, seed=7))
     v = validate([str(out)])
-    counts = {tid: p.last_seq for tid, p in v.traces.items()}
-    headers = {tid: header_record(p.header) for tid, p in v.traces.items()}
+    counts = v.events_per_trace()
+    headers = v.header_records()
     layout = plan_layout([str(out)])
     parallelism = spark.sparkContext.defaultParallelism
     measures, verdicts = [], set()

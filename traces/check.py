@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
 from spec.codes import ResponseCode
-from traces.format import EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, Observation, TraceHeader, header_from_record, header_record, vocabulary
+from traces.format import EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, Observation, TraceHeader, header_from_record, vocabulary
 from traces.layout import Layout, Unit, read_unit
 from traces.layout import plan as plan_layout
 from traces.read import Validator, validate
@@ -242,7 +242,7 @@ def run_check(
 ) -> CheckResult:
     """Validate ``paths`` (raises TraceInputError), then judge every trace on Spark."""
     validator = validator or validate(paths)
-    headers = {tid: header_record(p.header) for tid, p in validator.traces.items()}
+    headers = validator.header_records()
     # Rules and series: one Spark task per group of whole traces, no shuffle. The coverage (events
     # per kind) is validation's count, which read every record.
     layout = plan_layout(paths)
@@ -252,7 +252,7 @@ def run_check(
         rows += task_rows
     if replay:
         rows += [_replay_row(r) for r in _replay(spark, layout, validator, headers)]
-    per_trace_events = {trace_id: p.last_seq for trace_id, p in validator.traces.items()}
+    per_trace_events = validator.events_per_trace()
     verdicts = _verdicts(validator, rows, per_trace_events)
     totals: dict[str, dict[str, int]] = {}
     for t in verdicts:

@@ -41,6 +41,7 @@ from traces.format import (
     Observation,
     TraceHeader,
     header_from_record,
+    header_record,
 )
 
 #: A longer JSON line is refused before it is parsed: no legitimate record comes near it.
@@ -370,6 +371,14 @@ class Validator:
     def header(self, trace_id: str) -> TraceHeader:
         """The header of a trace seen so far."""
         return self.traces[trace_id].header
+
+    def header_records(self) -> dict[str, dict[str, Any]]:
+        """Each trace's header as a record, by trace id: what the Spark tasks are given."""
+        return {trace_id: header_record(p.header) for trace_id, p in self.traces.items()}
+
+    def events_per_trace(self) -> dict[str, int]:
+        """Each trace's number of events (its last seq, since seqs run 1, 2, 3, …), by trace id."""
+        return {trace_id: p.last_seq for trace_id, p in self.traces.items()}
 
     def check(self, record: Mapping[str, Any]) -> None:
         """Raise _Bad naming the field if ``record`` is not a valid next record of its trace."""

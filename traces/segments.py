@@ -225,14 +225,13 @@ def _measure_follow_cost(paths: Sequence[str]) -> None:
     ratio: FOLLOW_COST."""
     import time
 
-    from traces.format import header_record
     from traces.layout import plan as plan_layout
     from traces.read import validate
 
     validator = validate(paths)
     layout = plan_layout(paths)
-    headers = {trace_id: header_record(p.header) for trace_id, p in validator.traces.items()}
-    events = sum(p.last_seq for p in validator.traces.values())
+    headers = validator.header_records()
+    events = sum(validator.events_per_trace().values())
     cpu = {}
     for label in ("follow", "check"):
         start = time.process_time()
