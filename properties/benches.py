@@ -132,7 +132,7 @@ WHOLE = Bench(
         max_requests=_ARRIVALS,
         clock_steps=(1, 3),
         max_elapsed_ms=_ELAPSED_MS,
-        max_exceptions_in_lock=1,
+        exceptions_in_lock=True,
         foreign_tasks=(ExecutorName.SEND, ExecutorName.PULL),
         max_foreign_tasks=2,
         limiter_overflows=True,
@@ -182,7 +182,7 @@ LOCK = Bench(
         max_requests=_ARRIVALS,
         clock_steps=(1, 3),
         max_elapsed_ms=_ELAPSED_MS,
-        max_exceptions_in_lock=2,
+        exceptions_in_lock=True,
         ha_appends=True,
     ),
 )
@@ -230,7 +230,7 @@ FAST_FAILURE = Bench(
         max_requests=_ARRIVALS,
         clock_steps=(1, 3),
         max_elapsed_ms=_ELAPSED_MS,
-        max_exceptions_in_lock=1,
+        exceptions_in_lock=True,
         foreign_tasks=(ExecutorName.SEND, ExecutorName.PULL),
         max_foreign_tasks=3,
         # Each wait change can happen once per run: waits that keep changing would be always-enabled

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from properties.lockstep import Coverage
-from spec.actions import ACTION_TYPES
+from spec.machine import ACTION_TYPES
 from spec.invariants import SOMETIMES, STATE_CLAIMS
 
 #: Actions the Java broker cannot take; the spec keeps them to judge other implementations' traces.

@@ -9,9 +9,10 @@ checks run, in this order (the first that fails names the catch):
 1. every state claim (:data:`spec.invariants.STATE_CLAIMS`) is as true of ``observe()`` as of
    the spec state. Where the spec itself breaks a claim it models a real broker bug (the stuck
    ``beginTimeInLock`` of 4.0–4.9.2 and 5.x); the implementation must break it at the same step.
-2. every transition claim agrees on the observed step (before, action, after);
+2. every monitor (:data:`spec.invariants.MONITORS`) agrees on the observed step (before, action,
+   after, and the outputs the implementation reports) as on the spec's step;
 3. the implementation took the spec's action;
-4. ``observe()`` equals the spec state, and ``responses`` equals the spec's responses;
+4. ``observe()`` equals the spec state, and the step's outputs equal the spec's;
 5. every thread the spec cannot move now refuses to step when asked, and nothing changes.
 
 A failure raises :class:`LockstepFailure`, whose message names the check, shows expected against
@@ -29,15 +30,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NoReturn, Protocol, assert_never
 
-from spec.actions import ACTION_TYPES, Action
-from spec.threads import ThreadId, thread_of, threads_of
+from spec.actors import Action
+from spec.machine import ACTION_TYPES
+from spec.actors import ThreadId, thread_of, threads_of
 from reference.lockstep import BrokerUnderTest, perform, step_thread
 from spec.codes import RequestCode
 from spec.config import BrokerConfig
-from spec.invariants import SOMETIMES, STATE_CLAIMS, TRANSITION_CLAIMS
+from spec.invariants import MONITORS, SOMETIMES, STATE_CLAIMS
 from spec.machine import Environment, actions, step
 from spec.profiles import ExecutorName
-from spec.state import BrokerState, Response, initial_state
+from spec.state import NO_OUTPUTS, BrokerState, Outputs, Response, initial_state
 from spec.steptable import Step, changed_fields, describe_action, step_table
 
 
@@ -97,6 +99,8 @@ class _Transition:
     reference_action: Action | None
     spec_after: BrokerState
     observed_after: BrokerState
+    spec_outputs: Outputs
+    observed_outputs: Outputs
 
 
 @dataclass(frozen=True)
@@ -133,6 +137,9 @@ class LockstepRun:
         self.steps: list[Step] = []
         self.last: _Transition | None = None
         self.coverage = Coverage(runs=1)
+        # What the spec's steps output so far, for scenarios that assert a request's answer.
+        self.responses: list[Response] = []
+        self.finished_silently: set[int] = set()
         self._started = time.perf_counter()
         self._enabled: _Enabled | None = None
         self._reached: set[str] = set()
@@ -162,13 +169,18 @@ class LockstepRun:
 
     def apply(self, a: Action) -> None:
         """Apply ``a`` to the spec and to the implementation; the checks run separately."""
-        spec_after = step(self.config, self.spec, a)  # raises ActionNotEnabled: a harness or scenario error
+        spec_after, spec_outputs = step(self.config, self.spec, a)  # raises ActionNotEnabled: a harness or scenario error
         try:
             reference_action = perform(self.broker, a)
         except Exception as e:  # noqa: BLE001 - any exception from the implementation is the finding
             self._fail(ACCEPTS_INPUT, f"the spec enables {describe_action(a)}; the reference raised {e!r}")
-        self.last = _Transition(self.spec, self.observed, a, reference_action, spec_after, self.broker.observe())
+        observed_outputs = self.broker.outputs if reference_action is not None else NO_OUTPUTS
+        self.last = _Transition(
+            self.spec, self.observed, a, reference_action, spec_after, self.broker.observe(), spec_outputs, observed_outputs
+        )
         self.spec, self.observed = spec_after, self.last.observed_after
+        self.responses += spec_outputs.responses
+        self.finished_silently.update(spec_outputs.finished_silently)
         self.steps.append(Step(reference_action or a, self.observed))
         self._enabled = None
         self.coverage.steps += 1
@@ -218,7 +230,7 @@ class LockstepRun:
     def check_all(self) -> None:
         """Every check, in the order of the module docstring."""
         self.check_state_claims()
-        self.check_transition_claims()
+        self.check_monitors()
         self.check_action()
         self.check_refinement()
         self.stay_put()
@@ -236,14 +248,15 @@ class LockstepRun:
                     + _diff(self.spec, self.observed),
                 )
 
-    def check_transition_claims(self) -> None:
-        """Every transition claim has the same truth value on the observed step as on the spec's step."""
+    def check_monitors(self) -> None:
+        """Every monitor has the same truth value on the observed step as on the spec's step."""
         t = self.last
         if t is None:
             return
-        for claim in TRANSITION_CLAIMS:
-            in_spec = claim.check(self.config, t.spec_before, t.spec_action, t.spec_after)
-            if claim.check(self.config, t.observed_before, t.spec_action, t.observed_after) != in_spec:
+        for claim in MONITORS:
+            in_spec = claim.check(self.config, t.spec_before, t.spec_action, t.spec_after, t.spec_outputs)
+            observed = claim.check(self.config, t.observed_before, t.spec_action, t.observed_after, t.observed_outputs)
+            if observed != in_spec:
                 self._fail(
                     claim.name,
                     f"step {describe_action(t.spec_action)}: expected the claim to be {in_spec}, as for the "
@@ -258,26 +271,35 @@ class LockstepRun:
             self._fail(SAME_ACTION, f"expected {describe_action(t.spec_action)}, the reference took {taken}")
 
     def check_refinement(self) -> None:
-        """observe() equals the spec state, and the responses written equal the spec's."""
+        """observe() equals the spec state, and the last step's outputs equal the spec's."""
         if self.observed != self.spec:
             self._fail(REFINEMENT, "reference.observe() differs from the spec state in\n" + _diff(self.spec, self.observed))
-        written = tuple(self.broker.responses)
-        if written != self.spec.responses:
+        t = self.last
+        if t is not None and t.observed_outputs != t.spec_outputs:
             self._fail(
                 REFINEMENT,
-                f"reference.responses differs from the spec's responses\n  expected: {self.spec.responses}\n"
-                f"  actual:   {written}",
+                f"the reference's outputs differ from the spec's\n  expected: {t.spec_outputs}\n"
+                f"  actual:   {t.observed_outputs}",
             )
 
     def _fail(self, check: str, detail: str) -> NoReturn:
         raise LockstepFailure(check, detail, step_table(self.initial, self.steps, broken=check))
 
     def _note_reached(self) -> None:
+        out = NO_OUTPUTS if self.last is None else self.last.spec_outputs
         for claim in SOMETIMES:
-            if claim.name not in self._reached and claim.check(self.config, self.spec):
+            if claim.name not in self._reached and claim.check(self.config, self.spec, out):
                 self._reached.add(claim.name)
                 self.coverage.sometimes[claim.name] += 1
         for claim in STATE_CLAIMS:
             if claim.name not in self._reached and not claim.check(self.config, self.spec):
                 self._reached.add(claim.name)
                 self.coverage.spec_breaks[claim.name] += 1
+        t = self.last
+        if t is not None:
+            for claim in MONITORS:
+                if claim.name not in self._reached and not claim.check(
+                    self.config, t.spec_before, t.spec_action, t.spec_after, t.spec_outputs
+                ):
+                    self._reached.add(claim.name)
+                    self.coverage.spec_breaks[claim.name] += 1

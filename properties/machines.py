@@ -1,7 +1,7 @@
 """Hypothesis state machines that drive the spec and an implementation in lockstep.
 
 One rule per spec action, named like it (``worker_takes_task`` for :class:`WorkerTakesTask`),
-generated from :data:`spec.actions.ACTION_TYPES` so that a new action gets its rule. A rule's
+generated from :data:`spec.machine.ACTION_TYPES` so that a new action gets its rule. A rule's
 precondition is "the spec enables some action of this kind" (:func:`spec.machine.enabled`, through
 :meth:`LockstepRun.enabled`); the rule then draws one of the enabled actions, so no ``assume()``
 filters anything. After every step each thread the spec cannot move is asked to step and must
@@ -31,7 +31,7 @@ from hypothesis.stateful import (
 
 from properties.benches import Bench
 from properties.lockstep import BrokerFactory, Coverage, LockstepRun
-from spec.actions import ACTION_TYPES
+from spec.machine import ACTION_TYPES
 from spec.profiles import Profile
 
 
@@ -73,7 +73,7 @@ class LockstepMachine(RuleBasedStateMachine):
     def observed_step_keeps_the_transition_claims(self) -> None:
         """Every TRANSITION_CLAIM is as true of the reference's last step as of the spec's."""
         if self._run is not None:
-            self.run.check_transition_claims()
+            self.run.check_monitors()
 
     @invariant()
     def reference_acts_as_the_spec(self) -> None:

@@ -13,18 +13,18 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from properties.lockstep import BrokerFactory, LockstepRun
-from spec.threads import COMMIT_SERVICE, FAST_FAILURE, IoThreadId, ThreadId, WorkerId
+from spec.actors import COMMIT_SERVICE, FAST_FAILURE, IoThreadId, ThreadId, WorkerId
 from reference.broker import Broker
 from reference.remoting import FutureTaskExt, RemotingCommand, RequestTask
 from spec import client, state
-from spec.actions import (
+from spec.environment import (
     ClockAdvances,
-    FastFailureStartsRun,
     InternalTaskSubmitted,
     OperatorSetsFastFailureEnable,
     OperatorSetsQueueWait,
-    RequestArrives,
 )
+from spec.fastfailure import FastFailureStartsRun
+from spec.remoting import RequestArrives
 from spec.codes import (
     OVERLOAD_REMARK,
     PC_SYNCHRONIZED_REMARK,
@@ -123,7 +123,7 @@ class Driver:
 
     def response(self, request_id: int) -> Response | None:
         """The response written for ``request_id``, if any."""
-        found = [r for r in self.run.spec.responses if r.request_id == request_id]
+        found = [r for r in self.run.responses if r.request_id == request_id]
         assert len(found) <= 1
         return found[0] if found else None
 
@@ -136,7 +136,7 @@ class Driver:
     def expect_silence(self, request_id: int) -> None:
         """Assert the broker finished ``request_id`` without writing a response."""
         assert self.response(request_id) is None, f"request {request_id} got {self.response(request_id)}"
-        assert request_id in self.run.spec.finished_silently, f"request {request_id} is not finished"
+        assert request_id in self.run.finished_silently, f"request {request_id} is not finished"
 
 
 def sync_send_is_retried(profile: Profile, code: ResponseCode) -> bool:
@@ -350,7 +350,6 @@ def clean_expired_custom_request_in_queue(profile: Profile, factory: BrokerFacto
     first = d.send(RequestCode.ACK_MESSAGE)
     d.advance(1010)
     d.expect(first, ResponseCode.SYSTEM_BUSY, timeout_remark(1000, 0))
-    assert first in d.run.spec.cancelled
     d.run.take(OperatorSetsQueueWait(ack, 10000))
     second = d.send(RequestCode.ACK_MESSAGE)
     d.advance(1000)
@@ -390,7 +389,6 @@ def head_expired_is_cancelled_with_timeout_response(profile: Profile, factory: B
     d.tick(20)
     d.fast_failure_runs()
     d.expect(task, ResponseCode.SYSTEM_BUSY, timeout_remark(20, 0))
-    assert task in d.run.spec.cancelled
 
 
 def running_task_is_not_cancelled_by_cleanup(profile: Profile, factory: BrokerFactory) -> None:
@@ -440,8 +438,8 @@ def timeout_cleanup_cleans_every_expired_head_in_one_run(profile: Profile, facto
     d.run.take(OperatorSetsQueueWait(SEND, 0))
     queued = [d.send() for _ in range(257)]
     d.advance(1000)
-    start = d.run.spec.responses.index(next(r for r in d.run.spec.responses if r.request_id == queued[0]))
-    answered = d.run.spec.responses[start : start + 257]
+    start = d.run.responses.index(next(r for r in d.run.responses if r.request_id == queued[0]))
+    answered = d.run.responses[start : start + 257]
     assert [r.request_id for r in answered] == queued
     assert answered[-1].remark == timeout_remark(1000, 0)
     assert sum(1 for s in d.run.steps if isinstance(s.action, FastFailureStartsRun)) == 1
@@ -475,18 +473,16 @@ def cancelled_task_does_nothing(profile: Profile, factory: BrokerFactory) -> Non
     task.stop_run = True
     broker.executors[SEND].queue.append(FutureTaskExt(task))
     broker.next_request_id += 1
-    broker.cancelled.add(request_id)
     cancelled = state.RequestTask(state.Request(request_id, RequestCode.SEND_MESSAGE, TOPIC, False), d.now, stop_run=True)
     spec_send = d.run.spec.executor(SEND)
     d.run.adopt(
         replace(
             state.with_executor(d.run.spec, replace(spec_send, queue=(cancelled,))),
             next_request_id=request_id + 1,
-            cancelled=d.run.spec.cancelled | {request_id},
         )
     )
     d.step(WorkerId(SEND, 0))
-    assert d.response(request_id) is None and request_id not in d.run.spec.started
+    assert d.response(request_id) is None and d.run.last is not None and not d.run.last.spec_outputs.started
 
 
 @dataclass(frozen=True)

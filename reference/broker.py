@@ -5,7 +5,7 @@ mutable RequestTasks, a commit log with a put lock (spin or reentrant, as the pr
 a ``beginTimeInLock`` field, mapped files lending TransientStorePool buffers, a commit service,
 BrokerFastFailure on a fixed-rate schedule, and source 004's per-topic rate limiter. Each thread
 is a Python generator written as the Java thread's loop; ``next()`` runs it to its next atomic
-step, which yields the spec action (:mod:`spec.actions`) it performed, or None when the thread
+step, which yields the spec action (the actors' modules) it performed, or None when the thread
 cannot move. Faults are thrown into (or flagged for) the thread they happen on. Nothing here
 imports the spec's transition functions; :meth:`Broker.observe` maps this state to a
 :class:`spec.state.BrokerState` so that a test can compare the two after every step.
@@ -83,17 +83,17 @@ from reference.store import (
     TransientStorePool,
 )
 from spec import state
-from spec.actions import (
-    Action,
+from spec.actors import Action
+from spec.commitservice import CommitServiceCommits, CommitServiceReturnsBuffer
+from spec.environment import (
     ClockAdvances,
-    CommitServiceCommits,
-    CommitServiceReturnsBuffer,
-    DispatchAnswersNotSupported,
-    DispatchCreatesTask,
-    DispatchQueuesTask,
-    DispatchRejectsOverload,
-    DispatchRejectsRequest,
-    DispatchStartsWorker,
+    HaServiceAcquiresPutLock,
+    HaServiceReleasesPutLock,
+    InternalTaskSubmitted,
+    OperatorSetsFastFailureEnable,
+    OperatorSetsQueueWait,
+)
+from spec.fastfailure import (
     FastFailureCleansExpiredHead,
     FastFailureDrainsBusySendQueue,
     FastFailureDropsForeignElement,
@@ -101,15 +101,20 @@ from spec.actions import (
     FastFailureSkipsRun,
     FastFailureStartsRun,
     FastFailureStopsAtHead,
-    HaServiceAcquiresPutLock,
-    HaServiceReleasesPutLock,
-    InternalTaskSubmitted,
-    OperatorSetsFastFailureEnable,
-    OperatorSetsQueueWait,
+)
+from spec.remoting import (
+    DispatchAnswersNotSupported,
+    DispatchCreatesTask,
+    DispatchQueuesTask,
+    DispatchRejectsOverload,
+    DispatchRejectsRequest,
+    DispatchStartsWorker,
     RateLimitHandlerAdmits,
     RateLimitHandlerFailsOpen,
     RateLimitHandlerThrottles,
     RequestArrives,
+)
+from spec.workers import (
     WorkerAcquiresPutLock,
     WorkerAppendsAndUnlocks,
     WorkerCreatesMappedFile,
@@ -221,12 +226,13 @@ class Broker:
         # Source 004's RateLimitHandler.rateLimiterMap.
         self.rate_limiter_map: dict[str, TokenBucketRateLimiter] = {}
 
-        # What the broker wrote, and bookkeeping that exists only for checking.
+        # What the broker wrote to its channels, and what the current step did besides
+        # (requests finished without a response, processors begun): the step's outputs.
         self._responses: list[state.Response] = []
-        self.finished_silently: set[int] = set()  # requests finished without a response
-        self.started: set[int] = set()  # requests whose processor body started
-        self.cancelled: set[int] = set()  # requests whose RequestTask got stopRun = true
-        self.exceptions_in_lock = 0  # injected exceptions inside the put lock
+        self._step_mark = 0  # index in _responses where the current step began
+        self._finished_silently: list[int] = []
+        self._started: list[int] = []
+        self.outputs = state.NO_OUTPUTS  # the outputs of the last step taken
 
     # ================================================================ the threads' steps
 
@@ -253,15 +259,23 @@ class Broker:
         return self._step(self._fast_failure)
 
     def _step(self, body: ThreadBody) -> Action | None:
-        mark = len(self._responses)
+        self._begin_step()
         action = next(body)
         if action is not None:
-            self._record(action, mark)
+            self._record(action)
         return action
 
-    def _record(self, action: Action, mark: int) -> None:
+    def _begin_step(self) -> None:
+        self._step_mark = len(self._responses)
+        self._finished_silently.clear()
+        self._started.clear()
+
+    def _record(self, action: Action) -> None:
+        """The step that took ``action`` is over: keep its outputs, and report it."""
+        written = tuple(self._responses[self._step_mark :])
+        self.outputs = state.Outputs(written, tuple(self._finished_silently), tuple(self._started))
         if self.recorder is not None:
-            self.recorder.record(action, tuple(self._responses[mark:]), self.now)
+            self.recorder.record(action, written, self.now)
 
     # ================================================================ environment inputs
 
@@ -275,21 +289,24 @@ class Broker:
             raise StepRefused(f"code {code.name} goes to the {found[1].value} executor, which this configuration leaves out")
         io.command = RemotingCommand(self.next_request_id, code, topic, oneway)
         self.next_request_id += 1
-        self._record(RequestArrives(io_thread, code, topic, oneway), len(self._responses))
+        self._begin_step()
+        self._record(RequestArrives(io_thread, code, topic, oneway))
 
     def clock_advances(self, ms: int) -> None:
         """Time passes (the wall clock never steps back here)."""
         if ms <= 0:
             raise StepRefused(f"the clock only moves forward; got ms={ms}")
         self.now += ms
-        self._record(ClockAdvances(ms), len(self._responses))
+        self._begin_step()
+        self._record(ClockAdvances(ms))
 
     def operator_sets_fast_failure_enable(self, enabled: bool) -> None:
         """updateBrokerConfig brokerFastFailureEnable; the next run reads it."""
         if self.fast_failure_enable == enabled:
             raise StepRefused(f"brokerFastFailureEnable is already {enabled}")
         self.fast_failure_enable = enabled
-        self._record(OperatorSetsFastFailureEnable(enabled), len(self._responses))
+        self._begin_step()
+        self._record(OperatorSetsFastFailureEnable(enabled))
 
     def operator_sets_queue_wait(self, queue: ExecutorName, wait_ms: int) -> None:
         """updateBrokerConfig waitTimeMillsIn<queue>Queue; the next scan of that queue reads it."""
@@ -298,7 +315,8 @@ class Broker:
         if self.wait_for(queue) == wait_ms:
             raise StepRefused(f"the {queue.value} queue's wait is already {wait_ms} ms")
         self.queue_waits = tuple((q, wait_ms if q is queue else w) for q, w in self.queue_waits)
-        self._record(OperatorSetsQueueWait(queue, wait_ms), len(self._responses))
+        self._begin_step()
+        self._record(OperatorSetsQueueWait(queue, wait_ms))
 
     def internal_task_submitted(self, executor: ExecutorName) -> None:
         """Broker code submits a plain FutureTask to an executor whose threads all exist."""
@@ -312,30 +330,33 @@ class Broker:
             raise StepRefused(f"executor {executor.value}'s queue is full: submit would throw RejectedExecutionException")
         pool.queue.append(InternalTask(self.next_foreign_id))
         self.next_foreign_id += 1
-        self._record(InternalTaskSubmitted(executor), len(self._responses))
+        self._begin_step()
+        self._record(InternalTaskSubmitted(executor))
 
     def ha_service_acquires_put_lock(self) -> None:
         """CommitLog.appendData takes the put lock and never stamps beginTimeInLock (corner 5)."""
         if not self.put_message_lock.try_lock(HA_SERVICE):
             raise StepRefused(f"the put lock is held by {self.put_message_lock.holder}")
-        self._record(HaServiceAcquiresPutLock(), len(self._responses))
+        self._begin_step()
+        self._record(HaServiceAcquiresPutLock())
 
     def ha_service_releases_put_lock(self) -> None:
         """appendData's finally: unlock."""
         if self.put_message_lock.holder != HA_SERVICE:
             raise StepRefused(f"the HA service does not hold the put lock (holder: {self.put_message_lock.holder})")
         self.put_message_lock.unlock(HA_SERVICE)
-        self._record(HaServiceReleasesPutLock(), len(self._responses))
+        self._begin_step()
+        self._record(HaServiceReleasesPutLock())
 
     def worker_throws_inside_lock(self, executor: ExecutorName, worker: int) -> None:
         """Fault: an exception escapes the put's critical section of this worker."""
         thread = self._started_worker(executor, worker)
         if not thread.in_put_lock:
             raise StepRefused(f"worker {executor.value}[{worker}] is not inside the put lock")
-        mark = len(self._responses)
+        self._begin_step()
         action = self._worker_bodies[(executor, worker)].throw(InjectedFault(f"{executor.value}[{worker}]"))
         assert action is not None, "a worker that caught an exception answers it in the same step"
-        self._record(action, mark)
+        self._record(action)
 
     def rate_limit_handler_fails_open(self, io_thread: int) -> None:
         """Fault: the limiter's own executor rejects the task; the request passes on unlimited."""
@@ -384,7 +405,7 @@ class Broker:
     def write_response(self, writer: Writer, command: RemotingCommand, response: state.Response | None) -> None:
         """Write ``response`` to the request's channel, or finish the request silently."""
         if response is None or (command.oneway and not self.oneway_answer_written(writer, response.kind)):
-            self.finished_silently.add(command.opaque)
+            self._finished_silently.append(command.opaque)
         else:
             self._responses.append(response)
 
@@ -529,7 +550,6 @@ class Broker:
             except InjectedFault:
                 # processRequestCommand's run closure: catch (Throwable e) → SYSTEM_ERROR with
                 # exceptionSimpleDesc(e), written by the callback (so not for oneway).
-                self.exceptions_in_lock += 1
                 command = task.command
                 worker.finish()
                 response = state.Response(command.opaque, ResponseCode.SYSTEM_ERROR, None, ResponseKind.EXCEPTION)
@@ -585,7 +605,7 @@ class Broker:
         found = self.find_processor(command.code)
         assert found is not None, "only a routed request becomes a RequestTask"
         processor, _ = found
-        self.started.add(command.opaque)
+        self._started.append(command.opaque)
         if not processor.writes_commit_log:
             self._finish_on_worker(worker, command, self.process_request(processor, command))
             yield WorkerProcessesRequest(executor.name, worker.index)
@@ -839,7 +859,6 @@ class Broker:
             assert task is not None
             self.remove_expired(queue, head)
             task.stop_run = True
-            self.cancelled.add(task.command.opaque)
             remark = timeout_remark(now - task.create_timestamp, self.reported_queue_size(queue))
             self._return_response(task, remark, ResponseKind.TIMEOUT_CLEAN_QUEUE)
             cleaned += 1
@@ -882,11 +901,6 @@ class Broker:
             buckets=tuple(
                 _observe_bucket(resource, limiter) for resource, limiter in sorted(self.rate_limiter_map.items())
             ),
-            responses=tuple(self._responses),
-            finished_silently=frozenset(self.finished_silently),
-            started=frozenset(self.started),
-            cancelled=frozenset(self.cancelled),
-            exceptions_in_lock=self.exceptions_in_lock,
         )
 
 

@@ -1,33 +1,30 @@
 """Driving an implementation one spec action at a time: the broker-side half of a lockstep.
 
 A driver that runs the spec and an implementation side by side steps one thread at a time
-(:mod:`spec.threads` says which thread an action belongs to) and compares what that thread did
+(:mod:`spec.actors` says which thread an action belongs to) and compares what that thread did
 with what the spec allows; inputs and faults are fed as they are. Any implementation with the
 methods of :class:`BrokerUnderTest` can be driven: the reference broker, or a mutant of it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Protocol, assert_never
 
-from spec.actions import (
-    Action,
+from spec.actors import Action, CommitServiceId, FastFailureId, IoThreadId, ThreadId, WorkerId, thread_of
+from spec.environment import (
     ClockAdvances,
     HaServiceAcquiresPutLock,
     HaServiceReleasesPutLock,
     InternalTaskSubmitted,
     OperatorSetsFastFailureEnable,
     OperatorSetsQueueWait,
-    RateLimitHandlerFailsOpen,
-    RequestArrives,
-    WorkerThrowsInsideLock,
 )
 from spec.codes import RequestCode
 from spec.profiles import ExecutorName
-from spec.state import BrokerState, Response
+from spec.remoting import RateLimitHandlerFailsOpen, RequestArrives
+from spec.state import BrokerState, Outputs
 from spec.steptable import describe_action
-from spec.threads import CommitServiceId, FastFailureId, IoThreadId, ThreadId, WorkerId, thread_of
+from spec.workers import WorkerThrowsInsideLock
 
 
 class BrokerUnderTest(Protocol):
@@ -49,7 +46,9 @@ class BrokerUnderTest(Protocol):
     def observe(self) -> BrokerState: ...
 
     @property
-    def responses(self) -> Sequence[Response]: ...
+    def outputs(self) -> Outputs:
+        """What the last step wrote, finished silently and started (the spec's :class:`Outputs`)."""
+        ...
 
 
 def step_thread(broker: BrokerUnderTest, thread: ThreadId) -> Action | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from spec.actions import Action
+from spec.actors import Action
 from spec.state import Response
 
 

@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Generator
 from dataclasses import dataclass
 
-from spec.actions import Action
+from spec.actors import Action
 from spec.codes import PUT_CODES, RequestCode
 from reference.store import Holder
 from spec.profiles import ExecutorName, Profile

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from reference.broker import Broker, StepRefused
 from reference.lockstep import step_thread
-from spec.threads import IoThreadId, ThreadId, all_threads
+from spec.actors import IoThreadId, ThreadId, all_threads
 from reference.recorder import Recorder
 from spec.codes import RequestCode
 from spec.config import BrokerConfig

@@ -12,7 +12,7 @@ per-topic token bucket with a circuit breaker of source 004 (:mod:`spec.limiter`
 off by default).
 
 Reading order. :mod:`spec.codes` (the wire vocabulary) → :mod:`spec.profiles` (versions as
-data) → :mod:`spec.config` → :mod:`spec.state` → :mod:`spec.actions` → the actors' modules →
+data) → :mod:`spec.config` → :mod:`spec.state` → the actors' modules → the actors' modules →
 :mod:`spec.machine` (``enabled``/``step``) → :mod:`spec.invariants` (the claims).
 
 Sources. ``../shared/rocketmq/semantics.md`` (a digest of apache/rocketmq 4.0.0–5.3.3 and

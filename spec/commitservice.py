@@ -13,11 +13,19 @@ S/MappedFile.java / S/logfile/DefaultMappedFile.java commit (semantics.md 3.5, 3
 from __future__ import annotations
 
 
-from spec.actions import CommitServiceCommits, CommitServiceReturnsBuffer
 from spec.config import BrokerConfig
-from spec.frozen import replace
-from spec.state import BrokerState
+from spec.frozen import record, replace
+from spec.state import NO_OUTPUTS, BrokerState, Next
 from spec.storepool import commit_file, file_awaiting_return, file_to_commit, return_committed_buffer
+from spec.actors import CommitServiceStep
+
+
+@record
+class CommitServiceCommits(CommitServiceStep):
+    """CommitRealTimeService commits the oldest file with uncommitted bytes in its write buffer.
+
+    Changes: files
+    """
 
 
 def commit_service_commits_enabled(config: BrokerConfig, s: BrokerState, a: CommitServiceCommits) -> bool:
@@ -26,7 +34,7 @@ def commit_service_commits_enabled(config: BrokerConfig, s: BrokerState, a: Comm
     return config.pool_enabled and file_to_commit(s.files, config.mapped_file_size) is not None
 
 
-def commit_service_commits(config: BrokerConfig, s: BrokerState, a: CommitServiceCommits) -> BrokerState:
+def commit_service_commits(config: BrokerConfig, s: BrokerState, a: CommitServiceCommits) -> Next:
     """Effect: that file's committedPosition = wrotePosition.
 
     Source: S/MappedFile.java commit0 (4.x), S/logfile/DefaultMappedFile.java commit0 (5.x).
@@ -34,7 +42,15 @@ def commit_service_commits(config: BrokerConfig, s: BrokerState, a: CommitServic
     """
     position = file_to_commit(s.files, config.mapped_file_size)
     assert position is not None
-    return replace(s, files=commit_file(s.files, position))
+    return replace(s, files=commit_file(s.files, position)), NO_OUTPUTS
+
+
+@record
+class CommitServiceReturnsBuffer(CommitServiceStep):
+    """A commit reached the file size: the file's buffer goes back to the head of the pool.
+
+    Changes: files, available_buffers
+    """
 
 
 def commit_service_returns_buffer_enabled(
@@ -44,7 +60,7 @@ def commit_service_returns_buffer_enabled(
     return file_awaiting_return(s.files, config.mapped_file_size) is not None
 
 
-def commit_service_returns_buffer(config: BrokerConfig, s: BrokerState, a: CommitServiceReturnsBuffer) -> BrokerState:
+def commit_service_returns_buffer(config: BrokerConfig, s: BrokerState, a: CommitServiceReturnsBuffer) -> Next:
     """Effect: ``transientStorePool.returnBuffer(writeBuffer)`` (to the deque head); writeBuffer = null.
 
     Source: S/MappedFile.java commit (4.x) / DefaultMappedFile.commit (5.x): ``if (writeBuffer
@@ -53,4 +69,4 @@ def commit_service_returns_buffer(config: BrokerConfig, s: BrokerState, a: Commi
     position = file_awaiting_return(s.files, config.mapped_file_size)
     assert position is not None
     files, available = return_committed_buffer(s.files, s.available_buffers, position)
-    return replace(s, files=files, available_buffers=available)
+    return replace(s, files=files, available_buffers=available), NO_OUTPUTS

@@ -14,24 +14,15 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import fields
 from pathlib import Path
-from types import ModuleType
 
 import spec
-from spec import commitservice, corners, environment, fastfailure, profiles, remoting, workers
-from spec.actions import ACTION_TYPES
+from spec import corners, profiles
+from spec.machine import ACTION_TYPES, KINDS, RULES
 from spec.invariants import ALL_CLAIMS, Claim
 from spec.models import MODELS
 from spec.profiles import PROFILES, Profile
 
 DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "spec.md"
-ACTOR_MODULES: tuple[ModuleType, ...] = (remoting, workers, commitservice, fastfailure, environment)
-
-
-def snake(name: str) -> str:
-    """``WorkerTakesTask`` → ``worker_takes_task``."""
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
-
-
 def paragraphs(doc: str | None) -> list[str]:
     """A docstring's paragraphs, each joined into one line."""
     text = inspect.cleandoc(doc or "")
@@ -56,13 +47,8 @@ def labelled(doc: str | None, label: str) -> str:
 
 
 def action_functions(name: str) -> tuple[Callable[..., object], Callable[..., object]]:
-    """The guard and effect functions of the action class ``name`` in its actor's module."""
-    for module in ACTOR_MODULES:
-        effect = getattr(module, snake(name), None)
-        guard = getattr(module, snake(name) + "_enabled", None)
-        if effect is not None and guard is not None:
-            return guard, effect
-    raise LookupError(f"no guard/effect for action {name} in {[m.__name__ for m in ACTOR_MODULES]}")
+    """The guard and effect functions of the action class ``name`` (declared beside it in its actor's module)."""
+    return RULES[KINDS[name]]
 
 
 def action_source(name: str) -> str:
@@ -87,30 +73,29 @@ def _first(doc: str | None, strip: str = "") -> str:
 
 
 def action_rows() -> Iterable[str]:
-    """The actions table, grouped by actor in the order of spec.actions."""
+    """The actions table, grouped by actor in the order of spec.machine.ACTION_TYPES."""
     yield "| action | actor | guard | effect | changes | source | simplification |"
     yield "|---|---|---|---|---|---|---|"
     for cls in ACTION_TYPES:
         guard, effect = action_functions(cls.__name__)
         args = ", ".join(f.name for f in fields(cls))
         yield (
-            f"| `{cls.__name__}({args})` | {labelled(cls.__doc__, 'Actor')} | {_cell(_first(guard.__doc__, 'Guard:'))} "
+            f"| `{cls.__name__}({args})` | {cls.actor} | {_cell(_first(guard.__doc__, 'Guard:'))} "
             f"| {_cell(_first(effect.__doc__, 'Effect:'))} | {labelled(cls.__doc__, 'Changes')} "
             f"| {_cell(action_source(cls.__name__))} | {_cell(labelled(effect.__doc__, 'Simplification'))} |"
         )
 
 
 def claim_rows(claims: Iterable[Claim]) -> Iterable[str]:
-    """The claims table: name, modality, statement, why, source, and the state fields a state claim reads."""
-    yield "| claim | modality | statement | why it matters | source | reads |"
-    yield "|---|---|---|---|---|---|"
+    """The claims table: name, modality, statement, why, source."""
+    yield "| claim | modality | statement | why it matters | source |"
+    yield "|---|---|---|---|---|"
     for c in claims:
         ps = paragraphs(c.doc)
         why = next((p[4:].strip() for p in ps if p.startswith("Why:")), "")
-        reads = ", ".join(f"`{f}`" for f in sorted(c.reads)) if c.reads is not None else "—"
         yield (
             f"| `{c.name}` | {c.modality.value} | {_cell(ps[0] if ps else '')} | {_cell(why)} "
-            f"| {_cell(labelled(c.doc, 'Source'))} | {reads} |"
+            f"| {_cell(labelled(c.doc, 'Source'))} |"
         )
 
 

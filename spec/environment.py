@@ -8,18 +8,22 @@ B/BrokerController updateBrokerConfig (dynamic settings read each fast-failure r
 from __future__ import annotations
 
 
-from spec.actions import (
-    ClockAdvances,
-    HaServiceAcquiresPutLock,
-    HaServiceReleasesPutLock,
-    InternalTaskSubmitted,
-    OperatorSetsFastFailureEnable,
-    OperatorSetsQueueWait,
-)
 from spec.config import BrokerConfig
-from spec.frozen import replace
+from spec.frozen import record, replace
+from spec.profiles import ExecutorName
 from spec.putlock import HA_SERVICE, acquire_for_ha, release_for_ha
-from spec.state import BrokerState, ForeignTask, with_executor
+from spec.state import NO_OUTPUTS, BrokerState, ForeignTask, Next, with_executor
+from spec.actors import EnvironmentInput
+
+
+@record
+class ClockAdvances(EnvironmentInput):
+    """Time passes.
+
+    Changes: now
+    """
+
+    ms: int
 
 
 def clock_advances_enabled(config: BrokerConfig, s: BrokerState, a: ClockAdvances) -> bool:
@@ -30,9 +34,19 @@ def clock_advances_enabled(config: BrokerConfig, s: BrokerState, a: ClockAdvance
     return a.ms > 0
 
 
-def clock_advances(config: BrokerConfig, s: BrokerState, a: ClockAdvances) -> BrokerState:
+def clock_advances(config: BrokerConfig, s: BrokerState, a: ClockAdvances) -> Next:
     """Effect: now += ms."""
-    return replace(s, now=s.now + a.ms)
+    return replace(s, now=s.now + a.ms), NO_OUTPUTS
+
+
+@record
+class OperatorSetsFastFailureEnable(EnvironmentInput):
+    """An operator changes brokerFastFailureEnable at run time (updateBrokerConfig).
+
+    Changes: fast_failure_enable
+    """
+
+    enabled: bool
 
 
 def operator_sets_fast_failure_enable_enabled(
@@ -44,9 +58,20 @@ def operator_sets_fast_failure_enable_enabled(
 
 def operator_sets_fast_failure_enable(
     config: BrokerConfig, s: BrokerState, a: OperatorSetsFastFailureEnable
-) -> BrokerState:
+) -> Next:
     """Effect: brokerFastFailureEnable = enabled; the next run reads it (semantics.md 4.1)."""
-    return replace(s, fast_failure_enable=a.enabled)
+    return replace(s, fast_failure_enable=a.enabled), NO_OUTPUTS
+
+
+@record
+class OperatorSetsQueueWait(EnvironmentInput):
+    """An operator changes a waitTimeMillsIn*Queue at run time.
+
+    Changes: queue_waits
+    """
+
+    queue: ExecutorName
+    wait_ms: int
 
 
 def operator_sets_queue_wait_enabled(config: BrokerConfig, s: BrokerState, a: OperatorSetsQueueWait) -> bool:
@@ -54,10 +79,20 @@ def operator_sets_queue_wait_enabled(config: BrokerConfig, s: BrokerState, a: Op
     return any(q is a.queue and w != a.wait_ms for q, w in s.queue_waits)
 
 
-def operator_sets_queue_wait(config: BrokerConfig, s: BrokerState, a: OperatorSetsQueueWait) -> BrokerState:
+def operator_sets_queue_wait(config: BrokerConfig, s: BrokerState, a: OperatorSetsQueueWait) -> Next:
     """Effect: waitTimeMillsIn<queue>Queue = wait_ms; read by the next phase-2 scan of that queue
     (getter each tick in 4.2.0–5.2.0, Supplier from 5.3.0) (semantics.md 4.3)."""
-    return replace(s, queue_waits=tuple((q, a.wait_ms if q is a.queue else w) for q, w in s.queue_waits))
+    return replace(s, queue_waits=tuple((q, a.wait_ms if q is a.queue else w) for q, w in s.queue_waits)), NO_OUTPUTS
+
+
+@record
+class InternalTaskSubmitted(EnvironmentInput):
+    """Broker code submits a task that is not a RequestTask to an executor whose threads all exist.
+
+    Changes: executors, next_foreign_id
+    """
+
+    executor: ExecutorName
 
 
 def internal_task_submitted_enabled(config: BrokerConfig, s: BrokerState, a: InternalTaskSubmitted) -> bool:
@@ -69,7 +104,7 @@ def internal_task_submitted_enabled(config: BrokerConfig, s: BrokerState, a: Int
     return len(executor.workers) >= shape.threads and room
 
 
-def internal_task_submitted(config: BrokerConfig, s: BrokerState, a: InternalTaskSubmitted) -> BrokerState:
+def internal_task_submitted(config: BrokerConfig, s: BrokerState, a: InternalTaskSubmitted) -> Next:
     """Effect: a plain FutureTask (4.x ``submit`` of a non-RequestTask) joins the queue's tail.
 
     Source: semantics.md 1.3, 4.4; the 4.2.0+ unit test BrokerFastFailureTest adds a plain
@@ -79,7 +114,15 @@ def internal_task_submitted(config: BrokerConfig, s: BrokerState, a: InternalTas
     """
     executor = s.executor(a.executor)
     executor = replace(executor, queue=executor.queue + (ForeignTask(s.next_foreign_id),))
-    return replace(with_executor(s, executor), next_foreign_id=s.next_foreign_id + 1)
+    return replace(with_executor(s, executor), next_foreign_id=s.next_foreign_id + 1), NO_OUTPUTS
+
+
+@record
+class HaServiceAcquiresPutLock(EnvironmentInput):
+    """The HA service's ``CommitLog.appendData`` takes the put lock (without stamping it).
+
+    Changes: lock
+    """
 
 
 def ha_service_acquires_put_lock_enabled(config: BrokerConfig, s: BrokerState, a: HaServiceAcquiresPutLock) -> bool:
@@ -87,10 +130,18 @@ def ha_service_acquires_put_lock_enabled(config: BrokerConfig, s: BrokerState, a
     return s.lock.holder is None
 
 
-def ha_service_acquires_put_lock(config: BrokerConfig, s: BrokerState, a: HaServiceAcquiresPutLock) -> BrokerState:
+def ha_service_acquires_put_lock(config: BrokerConfig, s: BrokerState, a: HaServiceAcquiresPutLock) -> Next:
     """Effect: the HA service holds the lock; beginTimeInLock is untouched, so a long replication
     append blocks producers with no "busy" signal (corner 5)."""
-    return replace(s, lock=acquire_for_ha(s.lock))
+    return replace(s, lock=acquire_for_ha(s.lock)), NO_OUTPUTS
+
+
+@record
+class HaServiceReleasesPutLock(EnvironmentInput):
+    """``appendData`` finishes and unlocks.
+
+    Changes: lock
+    """
 
 
 def ha_service_releases_put_lock_enabled(config: BrokerConfig, s: BrokerState, a: HaServiceReleasesPutLock) -> bool:
@@ -98,6 +149,6 @@ def ha_service_releases_put_lock_enabled(config: BrokerConfig, s: BrokerState, a
     return s.lock.holder == HA_SERVICE
 
 
-def ha_service_releases_put_lock(config: BrokerConfig, s: BrokerState, a: HaServiceReleasesPutLock) -> BrokerState:
+def ha_service_releases_put_lock(config: BrokerConfig, s: BrokerState, a: HaServiceReleasesPutLock) -> Next:
     """Effect: unlock."""
-    return replace(s, lock=release_for_ha(s.lock))
+    return replace(s, lock=release_for_ha(s.lock)), NO_OUTPUTS

@@ -2,7 +2,7 @@
 
 Breadth-first from the initial state over :func:`spec.machine.successors`, so the first path
 found to any state is a shortest one. Every state is checked against every state claim, every
-edge against every transition claim, every state (optionally) against bounded liveness, and the
+edge against every monitor (with the step's outputs), every state (optionally) against bounded liveness, and the
 sometimes-properties are collected over all states. For each broken claim the shortest
 counterexample is kept and exploration goes on, so one run reports every claim.
 """
@@ -13,13 +13,13 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-from spec.actions import Action
+from spec.actors import Action
 from spec.config import BrokerConfig
 from spec.invariants import (
     EVENTUALLY,
     SOMETIMES,
     broken_state_claims,
-    broken_transition_claims,
+    broken_monitors,
 )
 from spec.machine import Environment, successors
 from spec.state import BrokerState, initial_state
@@ -86,29 +86,29 @@ def explore(
         result.max_depth = max(result.max_depth, depth[s])
         for claim in broken_state_claims(config, s):
             record(claim, s)
-        for c in SOMETIMES:
-            if not result.sometimes[c.name] and c.check(config, s):
-                result.sometimes[c.name] = True
         if check_liveness:
             result.liveness_checked += 1
             for eventually in EVENTUALLY:
                 if not eventually.check(config, s, env, verdicts):
                     record(eventually.name, s)
-        for a, t in successors(config, s, env):
+        for a, t, out in successors(config, s, env):
             result.transitions += 1
+            for c in SOMETIMES:
+                if not result.sometimes[c.name] and c.check(config, t, out):
+                    result.sometimes[c.name] = True
             name = type(a).__name__
             result.action_counts[name] = result.action_counts.get(name, 0) + 1
             if t not in parents:
                 parents[t] = (s, a)
                 depth[t] = depth[s] + 1
-                for claim in broken_transition_claims(config, s, a, t):
+                for claim in broken_monitors(config, s, a, t, out):
                     record(claim, t)
                 if max_states is not None and len(parents) > max_states:
                     result.complete = False
                     continue
                 frontier.append(t)
             else:
-                for claim in broken_transition_claims(config, s, a, t):
+                for claim in broken_monitors(config, s, a, t, out):
                     if claim not in result.counterexamples:
                         result.counterexamples[claim] = Counterexample(claim, _path(parents, s) + [Step(a, t)])
     result.seconds = time.perf_counter() - started

@@ -30,21 +30,24 @@ Simplifications:
 from __future__ import annotations
 
 
-from spec.actions import (
-    FastFailureCleansExpiredHead,
-    FastFailureDrainsBusySendQueue,
-    FastFailureDropsForeignElement,
-    FastFailureEndsBusyDrain,
-    FastFailureSkipsRun,
-    FastFailureStartsRun,
-    FastFailureStopsAtHead,
-)
 from spec.codes import ResponseCode, ResponseKind, pcbusy_remark, timeout_remark
 from spec.config import BrokerConfig
-from spec.frozen import replace
+from spec.frozen import record, replace
 from spec.profiles import ExecutorName
 from spec.putlock import is_os_page_cache_busy
-from spec.state import BrokerState, FastFailurePhase, ForeignTask, QueueElement, RequestTask, Response, with_executor
+from spec.state import (
+    NO_OUTPUTS,
+    BrokerState,
+    FastFailurePhase,
+    ForeignTask,
+    Next,
+    Outputs,
+    QueueElement,
+    RequestTask,
+    Response,
+    with_executor,
+)
+from spec.actors import FastFailureStep
 
 
 def is_expired(task: RequestTask, now: int, max_wait_ms: int) -> bool:
@@ -63,22 +66,39 @@ def _switch_on(config: BrokerConfig, s: BrokerState) -> bool:
     return s.fast_failure_enable or not config.profile.fast_failure_switch
 
 
+@record
+class FastFailureStartsRun(FastFailureStep):
+    """A scheduled run of BrokerFastFailure begins with the switch on: phase 1 starts.
+
+    Changes: fast_failure_phase, fast_failure_next_run
+    """
+
+
 def fast_failure_starts_run_enabled(config: BrokerConfig, s: BrokerState, a: FastFailureStartsRun) -> bool:
     """Guard: a run is due, none is in progress, and the switch is on (or the version has none)."""
     return _run_due(config, s) and _switch_on(config, s)
 
 
-def fast_failure_starts_run(config: BrokerConfig, s: BrokerState, a: FastFailureStartsRun) -> BrokerState:
+def fast_failure_starts_run(config: BrokerConfig, s: BrokerState, a: FastFailureStartsRun) -> Next:
     """Effect: phase 1 begins; the next run is scheduled one period after this one's slot.
 
     Source: BrokerFastFailure.start: ``scheduleAtFixedRate(..., 1000, 10, MILLISECONDS)``; the
     task calls cleanExpiredRequest if ``isBrokerFastFailureEnable()`` (4.2.0+) (semantics.md 4.1).
     """
-    return replace(
+    s = replace(
         s,
         fast_failure_phase=FastFailurePhase.DRAINING_BUSY,
         fast_failure_next_run=s.fast_failure_next_run + config.fast_failure_period_ms,
     )
+    return s, NO_OUTPUTS
+
+
+@record
+class FastFailureSkipsRun(FastFailureStep):
+    """A scheduled run begins with brokerFastFailureEnable off: it does nothing.
+
+    Changes: fast_failure_next_run
+    """
 
 
 def fast_failure_skips_run_enabled(config: BrokerConfig, s: BrokerState, a: FastFailureSkipsRun) -> bool:
@@ -86,9 +106,9 @@ def fast_failure_skips_run_enabled(config: BrokerConfig, s: BrokerState, a: Fast
     return _run_due(config, s) and not _switch_on(config, s)
 
 
-def fast_failure_skips_run(config: BrokerConfig, s: BrokerState, a: FastFailureSkipsRun) -> BrokerState:
+def fast_failure_skips_run(config: BrokerConfig, s: BrokerState, a: FastFailureSkipsRun) -> Next:
     """Effect: the scheduler still ticks but does nothing (4.2.0+) (semantics.md 4.1)."""
-    return replace(s, fast_failure_next_run=s.fast_failure_next_run + config.fast_failure_period_ms)
+    return replace(s, fast_failure_next_run=s.fast_failure_next_run + config.fast_failure_period_ms), NO_OUTPUTS
 
 
 def _draining_head(config: BrokerConfig, s: BrokerState) -> QueueElement | None:
@@ -100,6 +120,14 @@ def _draining_head(config: BrokerConfig, s: BrokerState) -> QueueElement | None:
     return queue[0] if queue else None
 
 
+@record
+class FastFailureDrainsBusySendQueue(FastFailureStep):
+    """Phase 1, store busy: poll the send queue's head and answer ``[PCBUSY_CLEAN_QUEUE]``.
+
+    Changes: executors
+    """
+
+
 def fast_failure_drains_busy_send_queue_enabled(
     config: BrokerConfig, s: BrokerState, a: FastFailureDrainsBusySendQueue
 ) -> bool:
@@ -109,7 +137,7 @@ def fast_failure_drains_busy_send_queue_enabled(
 
 def fast_failure_drains_busy_send_queue(
     config: BrokerConfig, s: BrokerState, a: FastFailureDrainsBusySendQueue
-) -> BrokerState:
+) -> Next:
     """Effect: ``sendQueue.poll(0, SECONDS)``; ``returnResponse(SYSTEM_BUSY, "[PCBUSY_CLEAN_QUEUE]...")``
     with the period computed now and the queue size after the poll. stopRun is not set: the task
     left the queue and can never run (corner 15).
@@ -122,7 +150,15 @@ def fast_failure_drains_busy_send_queue(
     send = replace(send, queue=send.queue[1:])
     remark = pcbusy_remark(s.now - task.create_timestamp, len(send.queue))
     response = Response(task.request.id, ResponseCode.SYSTEM_BUSY, remark, ResponseKind.PCBUSY_CLEAN_QUEUE)
-    return replace(with_executor(s, send), responses=s.responses + (response,))
+    return with_executor(s, send), Outputs(responses=(response,))
+
+
+@record
+class FastFailureDropsForeignElement(FastFailureStep):
+    """Phase 1, store busy, the polled element is not a RequestTask: it is dropped silently.
+
+    Changes: executors
+    """
 
 
 def fast_failure_drops_foreign_element_enabled(
@@ -134,12 +170,20 @@ def fast_failure_drops_foreign_element_enabled(
 
 def fast_failure_drops_foreign_element(
     config: BrokerConfig, s: BrokerState, a: FastFailureDropsForeignElement
-) -> BrokerState:
+) -> Next:
     """Effect: the element is polled and lost: 4.x's ``rt.returnResponse`` NPE is swallowed, 5.x
     skips it on ``rt == null``; either way no response and the Future never completes (corner 17).
     """
     send = s.executor(ExecutorName.SEND)
-    return with_executor(s, replace(send, queue=send.queue[1:]))
+    return with_executor(s, replace(send, queue=send.queue[1:])), NO_OUTPUTS
+
+
+@record
+class FastFailureEndsBusyDrain(FastFailureStep):
+    """Phase 1 ends: the store is not busy, or the send queue is empty. Phase 2 starts.
+
+    Changes: fast_failure_phase, fast_failure_queue, fast_failure_scan_wait
+    """
 
 
 def fast_failure_ends_busy_drain_enabled(config: BrokerConfig, s: BrokerState, a: FastFailureEndsBusyDrain) -> bool:
@@ -147,7 +191,7 @@ def fast_failure_ends_busy_drain_enabled(config: BrokerConfig, s: BrokerState, a
     return s.fast_failure_phase is FastFailurePhase.DRAINING_BUSY and _draining_head(config, s) is None
 
 
-def fast_failure_ends_busy_drain(config: BrokerConfig, s: BrokerState, a: FastFailureEndsBusyDrain) -> BrokerState:
+def fast_failure_ends_busy_drain(config: BrokerConfig, s: BrokerState, a: FastFailureEndsBusyDrain) -> Next:
     """Effect: phase 2 starts at the first cleaned queue (phase 1 always runs first, corner 19).
 
     Source: BrokerFastFailure.cleanExpiredRequest: the while loop's exit (busy false, isEmpty,
@@ -155,7 +199,7 @@ def fast_failure_ends_busy_drain(config: BrokerConfig, s: BrokerState, a: FastFa
     queue's maxWait as an argument, read once when the call starts (4.2.0–5.2.0 a getter,
     5.3.0+ a Supplier): a wait changed during a queue's scan applies from the next scan (corner 27).
     """
-    return _scan_queue(s, 0)
+    return _scan_queue(s, 0), NO_OUTPUTS
 
 
 def _scan_queue(s: BrokerState, index: int) -> BrokerState:
@@ -187,6 +231,16 @@ def _head_is_cleanable(head: QueueElement | None, now: int, wait: int) -> bool:
     return isinstance(head, RequestTask) and not head.stop_run and is_expired(head, now, wait)
 
 
+@record
+class FastFailureCleansExpiredHead(FastFailureStep):
+    """Phase 2: the queue's head waited at least the queue's max wait: remove, stopRun, ``[TIMEOUT_CLEAN_QUEUE]``.
+
+    Changes: executors
+    """
+
+    queue: ExecutorName
+
+
 def fast_failure_cleans_expired_head_enabled(
     config: BrokerConfig, s: BrokerState, a: FastFailureCleansExpiredHead
 ) -> bool:
@@ -197,7 +251,7 @@ def fast_failure_cleans_expired_head_enabled(
 
 def fast_failure_cleans_expired_head(
     config: BrokerConfig, s: BrokerState, a: FastFailureCleansExpiredHead
-) -> BrokerState:
+) -> Next:
     """Effect: ``queue.remove(r)``, then ``setStopRun(true)``, then ``returnResponse(SYSTEM_BUSY,
     "[TIMEOUT_CLEAN_QUEUE]...")`` with ``behind`` and the size after removal (corner 24).
 
@@ -214,11 +268,17 @@ def fast_failure_cleans_expired_head(
     behind = s.now - head.create_timestamp
     remark = timeout_remark(behind, len(executor.queue))
     response = Response(head.request.id, ResponseCode.SYSTEM_BUSY, remark, ResponseKind.TIMEOUT_CLEAN_QUEUE)
-    return replace(
-        with_executor(s, executor),
-        responses=s.responses + (response,),
-        cancelled=s.cancelled | {head.request.id},
-    )
+    return with_executor(s, executor), Outputs(responses=(response,))
+
+
+@record
+class FastFailureStopsAtHead(FastFailureStep):
+    """Phase 2: the head is young, cancelled, foreign or absent: stop scanning this queue.
+
+    Changes: fast_failure_phase, fast_failure_queue, fast_failure_scan_wait
+    """
+
+    queue: ExecutorName
 
 
 def fast_failure_stops_at_head_enabled(config: BrokerConfig, s: BrokerState, a: FastFailureStopsAtHead) -> bool:
@@ -227,10 +287,10 @@ def fast_failure_stops_at_head_enabled(config: BrokerConfig, s: BrokerState, a: 
     return found is not None and not _head_is_cleanable(found[0], s.now, found[1])
 
 
-def fast_failure_stops_at_head(config: BrokerConfig, s: BrokerState, a: FastFailureStopsAtHead) -> BrokerState:
+def fast_failure_stops_at_head(config: BrokerConfig, s: BrokerState, a: FastFailureStopsAtHead) -> Next:
     """Effect: the scan moves to the next queue; after the last queue the run ends.
 
     Source: cleanExpiredRequestInQueue's ``break``s: isEmpty / null peek / castRunnable null /
     isStopRun / ``behind < maxWait`` (semantics.md 4.3, corners 21, 22).
     """
-    return _scan_queue(s, s.fast_failure_queue + 1)
+    return _scan_queue(s, s.fast_failure_queue + 1), NO_OUTPUTS

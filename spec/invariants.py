@@ -1,10 +1,18 @@
 """Claims about the broker, named so that they read true.
 
 Three modalities, as in Stateright:
-- **always**: a predicate over one state (``claim(config, s)``), or over one transition
-  (``claim(config, before, action, after)``), that must hold everywhere.
-- **sometimes**: a predicate that must hold in at least one reachable state, so that no
-  "always" claim passes vacuously (the queue can fill; the broker can be busy).
+- **always**: a predicate over one state (``claim(config, s)``), or a *monitor* over one step
+  (``claim(config, before, action, after, outputs)``), that must hold everywhere. A monitor
+  observes what the step output (responses written, requests finished silently, processors
+  started), the way P's spec monitors observe events. The claims about a request's history
+  (answered at most once, settled exactly once, a cancelled task never runs) are monitors: the
+  broker's state already says which requests are still inside it, so a monitor needs no memory of
+  its own, and a request drops out of view the moment the step that settles it takes it out of
+  the broker. Over a run the monitors add up to the history claim: each step keeps it, by
+  induction from the initial state where no request exists.
+- **sometimes**: a predicate over a reached state and the outputs of the step that reached it
+  (``claim(config, s, outputs)``) that must hold at least once, so that no "always" claim passes
+  vacuously (the queue can fill; the broker can be busy; a task can be cancelled).
 - **eventually** (bounded): once arrivals stop and the clock runs on, every request is settled
   exactly once, checked by running a fair schedule to quiescence (:func:`settles_once_arrivals_stop`).
 
@@ -16,7 +24,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 
-from spec.actions import Action, ClockAdvances, HaServiceReleasesPutLock, RequestArrives
+from spec.actors import Action
 from spec.codes import (
     OVERLOAD_REMARK,
     PUT_CODES,
@@ -28,11 +36,12 @@ from spec.codes import (
 )
 from spec.config import BrokerConfig
 from spec.frozen import record, replace
+from spec.environment import ClockAdvances, HaServiceReleasesPutLock
 from spec.machine import Environment, candidate_actions, enabled, step
 from spec.profiles import ExecutorName
 from spec.putlock import HA_SERVICE, begin_time_is_zero_when_free, is_os_page_cache_busy
-from spec.remoting import route
-from spec.state import BrokerState, RequestTask, Response, WorkerStage
+from spec.remoting import RequestArrives, route
+from spec.state import BrokerState, Outputs, RequestTask, Response, WorkerStage
 from spec.storepool import buffers_partition_the_pool, is_transient_store_pool_deficient
 from spec.workers import busy_answer, holder_of
 
@@ -41,56 +50,17 @@ class Modality(enum.Enum):
     """How a claim is checked."""
 
     ALWAYS = "always"
-    TRANSITION = "always (transition)"
+    MONITOR = "always (monitor of each step)"
     SOMETIMES = "sometimes"
     EVENTUALLY = "eventually (bounded)"
 
 
 StateClaim = Callable[[BrokerConfig, BrokerState], bool]
-TransitionClaim = Callable[[BrokerConfig, BrokerState, Action, BrokerState], bool]
+Monitor = Callable[[BrokerConfig, BrokerState, Action, BrokerState, Outputs], bool]
+Sometimes = Callable[[BrokerConfig, BrokerState, Outputs], bool]
 
 
 # -- Always: state claims ---------------------------------------------------------------------------
-
-
-def each_request_is_answered_at_most_once(config: BrokerConfig, s: BrokerState) -> bool:
-    """No request id appears in two responses.
-
-    Why: a second answer to one opaque is either dropped by the client or, worse, completes a
-    later request's future; the fast-failure paths and the worker must never both answer.
-    Source: RequestTask.returnResponse vs. the worker's response (semantics.md 1.2, 4.3).
-    """
-    ids = [r.request_id for r in s.responses]
-    return len(ids) == len(set(ids))
-
-
-def every_request_is_in_exactly_one_place(config: BrokerConfig, s: BrokerState) -> bool:
-    """Every request that arrived is on exactly one of: a remoting thread, a queue, a worker, or settled
-    (answered or finished without a response); never two, never none.
-
-    Why: this is conservation: a request that vanishes leaves a producer waiting for its
-    timeout, one in two places is processed or answered twice.
-    """
-    places: list[int] = []
-    places += [io.request.id for io in s.io_threads if io.request is not None]
-    for e in s.executors:
-        places += [t.request.id for t in e.queue if isinstance(t, RequestTask)]
-        places += [w.task.request.id for w in e.workers if w.task is not None]
-    places += list(s.answered) + list(s.finished_silently)
-    return sorted(places) == list(range(1, s.next_request_id))
-
-
-def cancelled_task_never_runs(config: BrokerConfig, s: BrokerState) -> bool:
-    """No request whose RequestTask was marked stopRun has started its processor, and no worker holds one.
-
-    Why: fast failure answered it already; running it would write to the store after the client
-    was told "busy" (and a retry would duplicate the message).
-    Source: RequestTask.run checks stopRun (semantics.md 1.2, corner 26).
-    """
-    if not s.cancelled:  # nothing was cancelled (most states): nothing to run by mistake
-        return True
-    held = {w.task.request.id for e in s.executors for w in e.workers if w.task is not None}
-    return not (s.cancelled & s.started) and not (s.cancelled & held)
 
 
 def no_queue_exceeds_its_capacity(config: BrokerConfig, s: BrokerState) -> bool:
@@ -161,11 +131,67 @@ def pool_is_deficient_exactly_when_none_is_available(config: BrokerConfig, s: Br
     return deficient == (config.pool_enabled and len(s.available_buffers) == 0)
 
 
+# -- Always: monitors over one step -------------------------------------------------------------------
+
+
+def each_request_is_answered_at_most_once(
+    config: BrokerConfig, before: BrokerState, a: Action, after: BrokerState, out: Outputs
+) -> bool:
+    """No request id appears in two responses: a step settles only requests that were inside the
+    broker before it, each once.
+
+    A request leaves the broker in the step that settles it (:func:`every_request_is_in_exactly_one_place`),
+    so a second answer would have to settle a request that is no longer inside.
+
+    Why: a second answer to one opaque is either dropped by the client or, worse, completes a
+    later request's future; the fast-failure paths and the worker must never both answer.
+    Source: RequestTask.returnResponse vs. the worker's response (semantics.md 1.2, 4.3).
+    """
+    settled = out.settled
+    return len(settled) == len(set(settled)) and set(settled) <= set(before.requests_inside())
+
+
+def every_request_is_in_exactly_one_place(
+    config: BrokerConfig, before: BrokerState, a: Action, after: BrokerState, out: Outputs
+) -> bool:
+    """Every request that arrived is on exactly one of: a remoting thread, a queue, a worker, or settled
+    (answered or finished without a response); never two, never none.
+
+    As a monitor: after each step no request is in two places inside the broker, and the requests
+    inside are exactly those inside before, plus the one that arrived, minus the ones the step settled.
+
+    Why: this is conservation: a request that vanishes leaves a producer waiting for its
+    timeout, one in two places is processed or answered twice.
+    """
+    inside = after.requests_inside()
+    arrived = set(range(before.next_request_id, after.next_request_id))
+    expected = (set(before.requests_inside()) | arrived) - set(out.settled)
+    return len(inside) == len(set(inside)) and set(inside) == expected
+
+
+def cancelled_task_never_runs(
+    config: BrokerConfig, before: BrokerState, a: Action, after: BrokerState, out: Outputs
+) -> bool:
+    """No request whose RequestTask was marked stopRun has started its processor, and no worker holds one.
+
+    As a monitor: a step starts only processors of requests a worker held before it, whose task is
+    not stopRun, and after it no worker holds a stopRun task. Fast failure settles a task in the
+    step that cancels it, so a cancelled request that a worker ran anyway would also be settled twice.
+
+    Why: fast failure answered it already; running it would write to the store after the client
+    was told "busy" (and a retry would duplicate the message).
+    Source: RequestTask.run checks stopRun (semantics.md 1.2, corner 26).
+    """
+    held = {w.task.request.id: w.task for e in before.executors for w in e.workers if w.task is not None}
+    if any(i not in held or held[i].stop_run for i in out.started):
+        return False
+    return not any(w.task is not None and w.task.stop_run for e in after.executors for w in e.workers)
+
+
 def answer_is_expected(config: BrokerConfig, r: Response) -> bool:
     """Whether one response's code and remark are what the profile writes on its code path.
 
-    The claim below, one response at a time: a replay checks each response once, in the step
-    that wrote it (traces/replay.py).
+    The claim below, one response at a time.
     """
     match r.kind:
         case ResponseKind.REJECT_REQUEST:
@@ -189,25 +215,20 @@ def answer_is_expected(config: BrokerConfig, r: Response) -> bool:
             return r.code is ResponseCode.SUCCESS
 
 
-def responses_carry_the_profile_code_and_remark(config: BrokerConfig, s: BrokerState) -> bool:
+def responses_carry_the_profile_code_and_remark(
+    config: BrokerConfig, before: BrokerState, a: Action, after: BrokerState, out: Outputs
+) -> bool:
     """Every response has the code and the exact remark text its code path writes in this profile.
 
     Why: producers, dashboards and runbooks key on these strings and codes; a SYSTEM_BUSY where
     the version sends SYSTEM_ERROR changes whether the client retries (corner 38).
     Source: semantics.md 4.6, 5.2.
     """
-    return all(answer_is_expected(config, r) for r in s.responses)
-
-
-# -- Always: transition claims -------------------------------------------------------------------------
-
-
-def _new_responses(before: BrokerState, after: BrokerState) -> tuple[Response, ...]:
-    return after.responses[len(before.responses) :]
+    return all(answer_is_expected(config, r) for r in out.responses)
 
 
 def timeout_answers_only_after_the_queue_wait(
-    config: BrokerConfig, before: BrokerState, a: Action, after: BrokerState
+    config: BrokerConfig, before: BrokerState, a: Action, after: BrokerState, out: Outputs
 ) -> bool:
     """A ``[TIMEOUT_CLEAN_QUEUE]`` answer goes only to a task that waited at least the max wait in force
     for its queue's scan, and its remark reports that wait and the queue's size after the removal.
@@ -216,7 +237,7 @@ def timeout_answers_only_after_the_queue_wait(
     fails sends that would have succeeded (corner 20: ``>=``).
     Source: BrokerFastFailure.cleanExpiredRequestInQueue (semantics.md 4.3).
     """
-    for r in _new_responses(before, after):
+    for r in out.responses:
         if r.kind is not ResponseKind.TIMEOUT_CLEAN_QUEUE:
             continue
         parsed = parse_clean_queue_remark(r.remark or "")
@@ -234,14 +255,16 @@ def timeout_answers_only_after_the_queue_wait(
     return True
 
 
-def pcbusy_answers_only_while_busy(config: BrokerConfig, before: BrokerState, a: Action, after: BrokerState) -> bool:
+def pcbusy_answers_only_while_busy(
+    config: BrokerConfig, before: BrokerState, a: Action, after: BrokerState, out: Outputs
+) -> bool:
     """A ``[PCBUSY_CLEAN_QUEUE]`` answer is written only while the store is busy, only for a send-queue
     task, with the send queue's size after the poll.
 
     Why: phase 1 has no age check; outside a busy window it would fail every queued send.
     Source: BrokerFastFailure.cleanExpiredRequest phase 1 (semantics.md 4.2).
     """
-    for r in _new_responses(before, after):
+    for r in out.responses:
         if r.kind is not ResponseKind.PCBUSY_CLEAN_QUEUE:
             continue
         if not is_os_page_cache_busy(before.lock, before.now, config.os_page_cache_busy_timeout_ms):
@@ -256,14 +279,14 @@ def pcbusy_answers_only_while_busy(config: BrokerConfig, before: BrokerState, a:
 
 
 def reject_request_answers_only_while_busy_or_deficient(
-    config: BrokerConfig, before: BrokerState, a: Action, after: BrokerState
+    config: BrokerConfig, before: BrokerState, a: Action, after: BrokerState, out: Outputs
 ) -> bool:
     """A ``[REJECTREQUEST]`` answer is written only while the store is busy or the pool is deficient.
 
     Why: it refuses the send before it is queued; any other cause is a false "system busy".
     Source: SendMessageProcessor.rejectRequest (semantics.md 2.1).
     """
-    for r in _new_responses(before, after):
+    for r in out.responses:
         if r.kind is ResponseKind.REJECT_REQUEST:
             busy = is_os_page_cache_busy(before.lock, before.now, config.os_page_cache_busy_timeout_ms)
             if not (busy or is_transient_store_pool_deficient(before.available_buffers, config.pool_enabled)):
@@ -272,7 +295,7 @@ def reject_request_answers_only_while_busy_or_deficient(
 
 
 def overload_answers_only_when_the_queue_is_full(
-    config: BrokerConfig, before: BrokerState, a: Action, after: BrokerState
+    config: BrokerConfig, before: BrokerState, a: Action, after: BrokerState, out: Outputs
 ) -> bool:
     """An ``[OVERLOAD]`` answer is written only when the request's executor has all its threads and a full queue.
 
@@ -280,7 +303,7 @@ def overload_answers_only_when_the_queue_is_full(
     take (corner 9: a submit that starts a core thread skips the queue).
     Source: ThreadPoolExecutor.execute with AbortPolicy (semantics.md 1.3).
     """
-    for r in _new_responses(before, after):
+    for r in out.responses:
         if r.kind is not ResponseKind.OVERLOAD:
             continue
         io = next((io for io in before.io_threads if io.request is not None and io.request.id == r.request_id), None)
@@ -298,7 +321,7 @@ def overload_answers_only_when_the_queue_is_full(
 # -- Sometimes ---------------------------------------------------------------------------------------
 
 
-def a_queue_can_fill(config: BrokerConfig, s: BrokerState) -> bool:
+def a_queue_can_fill(config: BrokerConfig, s: BrokerState, out: Outputs) -> bool:
     """Some bounded queue is at its capacity."""
     return any(
         config.executor(e.name).capacity is not None and len(e.queue) >= (config.executor(e.name).capacity or 0) > 0
@@ -306,22 +329,22 @@ def a_queue_can_fill(config: BrokerConfig, s: BrokerState) -> bool:
     )
 
 
-def the_broker_can_be_busy(config: BrokerConfig, s: BrokerState) -> bool:
+def the_broker_can_be_busy(config: BrokerConfig, s: BrokerState, out: Outputs) -> bool:
     """``isOSPageCacheBusy()`` is true."""
     return is_os_page_cache_busy(s.lock, s.now, config.os_page_cache_busy_timeout_ms)
 
 
-def the_pool_can_run_dry(config: BrokerConfig, s: BrokerState) -> bool:
+def the_pool_can_run_dry(config: BrokerConfig, s: BrokerState, out: Outputs) -> bool:
     """The pool is enabled and no buffer is available."""
     return config.pool_enabled and not s.available_buffers
 
 
-def a_task_can_be_cancelled(config: BrokerConfig, s: BrokerState) -> bool:
-    """Some RequestTask was marked stopRun by fast failure."""
-    return bool(s.cancelled)
+def a_task_can_be_cancelled(config: BrokerConfig, s: BrokerState, out: Outputs) -> bool:
+    """Fast failure marks a RequestTask stopRun: phase 2 removes an expired head and answers it."""
+    return any(r.kind is ResponseKind.TIMEOUT_CLEAN_QUEUE for r in out.responses)
 
 
-def queue_order_can_differ_from_timestamps(config: BrokerConfig, s: BrokerState) -> bool:
+def queue_order_can_differ_from_timestamps(config: BrokerConfig, s: BrokerState, out: Outputs) -> bool:
     """Some queue holds a RequestTask behind one with a later createTimestamp (two IO threads raced)."""
     for e in s.executors:
         stamps = [t.create_timestamp for t in e.queue if isinstance(t, RequestTask)]
@@ -330,17 +353,17 @@ def queue_order_can_differ_from_timestamps(config: BrokerConfig, s: BrokerState)
     return False
 
 
-def the_limiter_can_open(config: BrokerConfig, s: BrokerState) -> bool:
+def the_limiter_can_open(config: BrokerConfig, s: BrokerState, out: Outputs) -> bool:
     """Some topic's circuit breaker is open."""
     return any(b.bucket.circuit_open for b in s.buckets)
 
 
-def _answered_with(kind: ResponseKind) -> StateClaim:
-    def reached(config: BrokerConfig, s: BrokerState) -> bool:
-        return any(r.kind is kind for r in s.responses)
+def _answered_with(kind: ResponseKind) -> Sometimes:
+    def reached(config: BrokerConfig, s: BrokerState, out: Outputs) -> bool:
+        return any(r.kind is kind for r in out.responses)
 
     reached.__name__ = f"a_{kind.name.lower()}_answer_can_be_written"
-    reached.__doc__ = f"Some request got a {kind.value} answer."
+    reached.__doc__ = f"Some request gets a {kind.value} answer."
     return reached
 
 
@@ -352,7 +375,7 @@ def _quiescent_environment(env: Environment) -> Environment:
     return replace(
         env,
         max_requests=0,
-        max_exceptions_in_lock=0,
+        exceptions_in_lock=False,
         ha_appends=False,
         max_foreign_tasks=0,
         limiter_overflows=False,
@@ -362,7 +385,7 @@ def _quiescent_environment(env: Environment) -> Environment:
     )
 
 
-def quiescence_step(config: BrokerConfig, s: BrokerState, env: Environment) -> BrokerState | None:
+def quiescence_step(config: BrokerConfig, s: BrokerState, env: Environment) -> tuple[Action, BrokerState, Outputs] | None:
     """One step of the fair schedule used for bounded liveness, or None once everything is settled.
 
     With no new arrivals and no faults: a HA holder releases first; otherwise the first enabled
@@ -370,33 +393,18 @@ def quiescence_step(config: BrokerConfig, s: BrokerState, env: Environment) -> B
     can move, the clock advances one fast-failure period. The schedule is deterministic, so a
     run to quiescence is a function of the state.
     """
+    a: Action
     if s.lock.holder == HA_SERVICE:
-        return step(config, s, HaServiceReleasesPutLock())
-    if _settled(s):
+        a = HaServiceReleasesPutLock()
+        return (a, *step(config, s, a))
+    if not s.requests_inside():
         return None
     quiet = _quiescent_environment(env)
     for a in candidate_actions(config, s, quiet):
         if not isinstance(a, RequestArrives) and enabled(config, s, a):
-            return step(config, s, a)
-    return step(config, s, ClockAdvances(config.fast_failure_period_ms))
-
-
-def _settled(s: BrokerState) -> bool:
-    """No request is left on a remoting thread, in a queue, or on a worker."""
-    busy_threads = any(io.request is not None for io in s.io_threads) or any(
-        any(isinstance(t, RequestTask) for t in e.queue) or any(w.task is not None for w in e.workers)
-        for e in s.executors
-    )
-    return not busy_threads
-
-
-def _settled_once(config: BrokerConfig, s: BrokerState) -> bool:
-    """The end of a quiescence run: nothing left anywhere, every request settled exactly once."""
-    return (
-        _settled(s)
-        and every_request_is_in_exactly_one_place(config, s)
-        and each_request_is_answered_at_most_once(config, s)
-    )
+            return (a, *step(config, s, a))
+    a = ClockAdvances(config.fast_failure_period_ms)
+    return (a, *step(config, s, a))
 
 
 def settles_once_arrivals_stop(
@@ -413,10 +421,11 @@ def settles_once_arrivals_stop(
     Why: overload protection may refuse work, but it must never strand a request: a stranded
     send is a producer blocked until its own timeout, with no reason given.
 
-    Checked by following :func:`quiescence_step` for at most ``max_steps`` steps (a run that does
-    not settle by then breaks the claim). The schedule is deterministic, so every state on one
-    run has the same verdict: ``verdicts``, when given, remembers them, and a run that reaches a
-    judged state stops there (the explorer checks every state this way in about linear time).
+    Checked by following :func:`quiescence_step` for at most ``max_steps`` steps, each step kept
+    by the two settling monitors (a run that breaks one, or does not settle by then, breaks the
+    claim). The schedule is deterministic, so every state on one run has the same verdict:
+    ``verdicts``, when given, remembers them, and a run that reaches a judged state stops there
+    (the explorer checks every state this way in about linear time).
     """
     path: list[BrokerState] = []
     verdict = False
@@ -428,9 +437,15 @@ def settles_once_arrivals_stop(
         path.append(s)
         following = quiescence_step(config, s, env)
         if following is None:
-            verdict = _settled_once(config, s)
+            verdict = True
             break
-        s = following
+        a, after, out = following
+        if not (
+            each_request_is_answered_at_most_once(config, s, a, after, out)
+            and every_request_is_in_exactly_one_place(config, s, a, after, out)
+        ):
+            break
+        s = after
     if verdicts is not None:
         verdicts.update(dict.fromkeys(path, verdict))
     return verdict
@@ -446,11 +461,6 @@ class Claim:
     name: str
     modality: Modality
     check: Callable[..., bool]
-    # For a state claim: the BrokerState fields ``check`` reads. A step that leaves all of them
-    # unchanged (the same objects) cannot change the verdict, so a long replay re-checks a claim
-    # only after a step that touched what it reads. ``tests/test_claim_reads.py`` watches every
-    # attribute each claim reads over reachable states and fails if one is missing here.
-    reads: frozenset[str] | None = None
 
     @property
     def doc(self) -> str:
@@ -459,26 +469,23 @@ class Claim:
 
 
 STATE_CLAIMS: tuple[Claim, ...] = tuple(
-    Claim(f.__name__, Modality.ALWAYS, f, frozenset(reads))
-    for f, reads in (
-        (each_request_is_answered_at_most_once, ("responses",)),
-        (every_request_is_in_exactly_one_place, ("io_threads", "executors", "responses", "finished_silently", "next_request_id")),
-        (cancelled_task_never_runs, ("cancelled", "started", "executors")),
-        (no_queue_exceeds_its_capacity, ("executors",)),
-        (at_most_one_writer_holds_the_put_lock, ("executors", "lock")),
-        (begin_time_is_zero_when_lock_is_free, ("lock",)),
-        (lent_and_available_buffers_partition_the_pool, ("available_buffers", "files")),
-        (pool_is_deficient_exactly_when_none_is_available, ("available_buffers",)),
-        (responses_carry_the_profile_code_and_remark, ("responses",)),
+    Claim(f.__name__, Modality.ALWAYS, f)
+    for f in (
+        no_queue_exceeds_its_capacity,
+        at_most_one_writer_holds_the_put_lock,
+        begin_time_is_zero_when_lock_is_free,
+        lent_and_available_buffers_partition_the_pool,
+        pool_is_deficient_exactly_when_none_is_available,
     )
 )
 
-#: Each transition claim is about the responses its step writes (it loops over them and nothing
-#: else), so it holds of every step that writes none; a replay checks them only after a step
-#: that answered someone. ``tests/test_claim_reads.py`` checks this over reachable transitions.
-TRANSITION_CLAIMS: tuple[Claim, ...] = tuple(
-    Claim(f.__name__, Modality.TRANSITION, f)
+MONITORS: tuple[Claim, ...] = tuple(
+    Claim(f.__name__, Modality.MONITOR, f)
     for f in (
+        each_request_is_answered_at_most_once,
+        every_request_is_in_exactly_one_place,
+        cancelled_task_never_runs,
+        responses_carry_the_profile_code_and_remark,
         timeout_answers_only_after_the_queue_wait,
         pcbusy_answers_only_while_busy,
         reject_request_answers_only_while_busy_or_deficient,
@@ -511,7 +518,7 @@ SOMETIMES: tuple[Claim, ...] = tuple(
 
 EVENTUALLY: tuple[Claim, ...] = (Claim("settles_once_arrivals_stop", Modality.EVENTUALLY, settles_once_arrivals_stop),)
 
-ALL_CLAIMS: tuple[Claim, ...] = STATE_CLAIMS + TRANSITION_CLAIMS + SOMETIMES + EVENTUALLY
+ALL_CLAIMS: tuple[Claim, ...] = STATE_CLAIMS + MONITORS + SOMETIMES + EVENTUALLY
 
 
 def broken_state_claims(config: BrokerConfig, s: BrokerState) -> list[str]:
@@ -519,6 +526,6 @@ def broken_state_claims(config: BrokerConfig, s: BrokerState) -> list[str]:
     return [c.name for c in STATE_CLAIMS if not c.check(config, s)]
 
 
-def broken_transition_claims(config: BrokerConfig, before: BrokerState, a: Action, after: BrokerState) -> list[str]:
-    """Names of the transition claims the step ``before --a--> after`` breaks."""
-    return [c.name for c in TRANSITION_CLAIMS if not c.check(config, before, a, after)]
+def broken_monitors(config: BrokerConfig, before: BrokerState, a: Action, after: BrokerState, out: Outputs) -> list[str]:
+    """Names of the monitors the step ``before --a--> after`` with outputs ``out`` breaks."""
+    return [c.name for c in MONITORS if not c.check(config, before, a, after, out)]

@@ -73,7 +73,7 @@ def stuck_lock(profile: Profile) -> Model:
         "stuck-lock",
         "2 sends, 1 worker, queue 1, 4 ticks, one exception inside the put lock",
         _broker(profile, threads=1, capacity=1),
-        _arrivals(2, 4, max_exceptions_in_lock=1),
+        _arrivals(2, 4, exceptions_in_lock=True),
     )
 
 

@@ -15,18 +15,6 @@ Source: R/netty/NettyRemotingAbstract.java processRequestCommand, 4.0.0–HEAD (
 from __future__ import annotations
 
 
-from spec.actions import (
-    DispatchAnswersNotSupported,
-    DispatchCreatesTask,
-    DispatchQueuesTask,
-    DispatchRejectsOverload,
-    DispatchRejectsRequest,
-    DispatchStartsWorker,
-    RateLimitHandlerAdmits,
-    RateLimitHandlerFailsOpen,
-    RateLimitHandlerThrottles,
-    RequestArrives,
-)
 from spec.codes import (
     OVERLOAD_REMARK,
     PUT_CODES,
@@ -38,7 +26,7 @@ from spec.codes import (
     rate_limit_remark,
 )
 from spec.config import BrokerConfig
-from spec.frozen import replace
+from spec.frozen import record, replace
 from spec.limiter import circuit_breaker_acquire, create_bucket
 from spec.profiles import ExecutorName
 from spec.putlock import is_os_page_cache_busy
@@ -52,11 +40,14 @@ from spec.state import (
     Response,
     Worker,
     WorkerStage,
+    NO_OUTPUTS,
+    Next,
     settle,
     with_executor,
     with_io_thread,
 )
 from spec.storepool import is_transient_store_pool_deficient
+from spec.actors import EnvironmentInput, Fault, IoThreadStep
 
 IDLE_IO = IoThread(IoStage.IDLE)
 
@@ -168,6 +159,19 @@ def _submitting(config: BrokerConfig, s: BrokerState, index: int) -> tuple[Reque
 # -- RequestArrives ---------------------------------------------------------------------------------
 
 
+@record
+class RequestArrives(EnvironmentInput):
+    """A producer's or consumer's request is decoded on an idle remoting thread.
+
+    Changes: io_threads, next_request_id
+    """
+
+    io_thread: int
+    code: RequestCode
+    topic: str
+    oneway: bool
+
+
 def request_arrives_enabled(config: BrokerConfig, s: BrokerState, a: RequestArrives) -> bool:
     """Guard: the remoting thread is idle, and the code's executor (if any) is part of the model."""
     io = _io(s, a.io_thread)
@@ -177,7 +181,7 @@ def request_arrives_enabled(config: BrokerConfig, s: BrokerState, a: RequestArri
     return executor is None or any(e.name is executor for e in config.executors)
 
 
-def request_arrives(config: BrokerConfig, s: BrokerState, a: RequestArrives) -> BrokerState:
+def request_arrives(config: BrokerConfig, s: BrokerState, a: RequestArrives) -> Next:
     """Effect: the thread holds the decoded request; it gets the next opaque.
 
     Source: NettyRemotingAbstract.processMessageReceived (REQUEST_COMMAND → processRequestCommand).
@@ -186,10 +190,18 @@ def request_arrives(config: BrokerConfig, s: BrokerState, a: RequestArrives) -> 
     """
     request = Request(s.next_request_id, a.code, a.topic, a.oneway)
     s = replace(s, next_request_id=s.next_request_id + 1)
-    return with_io_thread(s, a.io_thread, IoThread(IoStage.RECEIVED, request))
+    return with_io_thread(s, a.io_thread, IoThread(IoStage.RECEIVED, request)), NO_OUTPUTS
 
 
 # -- The rate-limit handler (source 004) ---------------------------------------------------------
+
+
+@record
+class RateLimitHandlerAdmits(IoThreadStep):
+    """Source 004's RateLimitHandler takes a permit from the topic's bucket and passes the request on.
+
+    Changes: io_threads, buckets
+    """
 
 
 def rate_limit_handler_admits_enabled(config: BrokerConfig, s: BrokerState, a: RateLimitHandlerAdmits) -> bool:
@@ -198,7 +210,7 @@ def rate_limit_handler_admits_enabled(config: BrokerConfig, s: BrokerState, a: R
     return request is not None and limiter_decision(config, s, request)[0]
 
 
-def rate_limit_handler_admits(config: BrokerConfig, s: BrokerState, a: RateLimitHandlerAdmits) -> BrokerState:
+def rate_limit_handler_admits(config: BrokerConfig, s: BrokerState, a: RateLimitHandlerAdmits) -> Next:
     """Effect: the bucket records the permit; ``ctx.fireChannelRead(cmd)`` passes the request on.
 
     Source: 004 RateLimitHandler.channelRead0 and TokenBucketRateLimiter.acquire (section 四.5).
@@ -207,7 +219,15 @@ def rate_limit_handler_admits(config: BrokerConfig, s: BrokerState, a: RateLimit
     assert request is not None
     _, bucket = limiter_decision(config, s, request)
     s = _with_bucket(s, bucket)
-    return with_io_thread(s, a.io_thread, IoThread(IoStage.ADMITTED, request))
+    return with_io_thread(s, a.io_thread, IoThread(IoStage.ADMITTED, request)), NO_OUTPUTS
+
+
+@record
+class RateLimitHandlerThrottles(IoThreadStep):
+    """The topic's bucket denies the request: SYSTEM_BUSY ``[RateLimit]``, written even for oneway.
+
+    Changes: io_threads, buckets
+    """
 
 
 def rate_limit_handler_throttles_enabled(config: BrokerConfig, s: BrokerState, a: RateLimitHandlerThrottles) -> bool:
@@ -216,7 +236,7 @@ def rate_limit_handler_throttles_enabled(config: BrokerConfig, s: BrokerState, a
     return request is not None and not limiter_decision(config, s, request)[0]
 
 
-def rate_limit_handler_throttles(config: BrokerConfig, s: BrokerState, a: RateLimitHandlerThrottles) -> BrokerState:
+def rate_limit_handler_throttles(config: BrokerConfig, s: BrokerState, a: RateLimitHandlerThrottles) -> Next:
     """Effect: SYSTEM_BUSY ``[RateLimit] for <topic> need wait:<lastNeedWaitMicrosecs>microsecs``.
 
     ``ctx.writeAndFlush(response)`` has no oneway check, so oneway requests are answered too.
@@ -227,8 +247,18 @@ def rate_limit_handler_throttles(config: BrokerConfig, s: BrokerState, a: RateLi
     _, bucket = limiter_decision(config, s, request)
     s = _with_bucket(s, bucket)
     remark = rate_limit_remark(request.topic, bucket.bucket.last_need_wait_micros)
-    s = settle(s, request, Response(request.id, ResponseCode.SYSTEM_BUSY, remark, ResponseKind.RATE_LIMIT))
-    return with_io_thread(s, a.io_thread, IDLE_IO)
+    response = Response(request.id, ResponseCode.SYSTEM_BUSY, remark, ResponseKind.RATE_LIMIT)
+    return with_io_thread(s, a.io_thread, IDLE_IO), settle(request, response)
+
+
+@record
+class RateLimitHandlerFailsOpen(Fault):
+    """The limiter's own pool rejects the task; its rejection policy passes the request on unlimited.
+
+    Changes: io_threads
+    """
+
+    io_thread: int
 
 
 def rate_limit_handler_fails_open_enabled(config: BrokerConfig, s: BrokerState, a: RateLimitHandlerFailsOpen) -> bool:
@@ -236,7 +266,7 @@ def rate_limit_handler_fails_open_enabled(config: BrokerConfig, s: BrokerState, 
     return _at_limiter(config, s, a.io_thread) is not None
 
 
-def rate_limit_handler_fails_open(config: BrokerConfig, s: BrokerState, a: RateLimitHandlerFailsOpen) -> BrokerState:
+def rate_limit_handler_fails_open(config: BrokerConfig, s: BrokerState, a: RateLimitHandlerFailsOpen) -> Next:
     """Effect: the request passes on without touching any bucket.
 
     Source: 004 section 四.3: the rejection policy runs the task on the caller's thread, and
@@ -244,10 +274,18 @@ def rate_limit_handler_fails_open(config: BrokerConfig, s: BrokerState, a: RateL
     """
     request = _at_limiter(config, s, a.io_thread)
     assert request is not None
-    return with_io_thread(s, a.io_thread, IoThread(IoStage.ADMITTED, request))
+    return with_io_thread(s, a.io_thread, IoThread(IoStage.ADMITTED, request)), NO_OUTPUTS
 
 
 # -- processRequestCommand --------------------------------------------------------------------------
+
+
+@record
+class DispatchAnswersNotSupported(IoThreadStep):
+    """No processor and no default processor: REQUEST_CODE_NOT_SUPPORTED from the IO thread.
+
+    Changes: io_threads
+    """
 
 
 def dispatch_answers_not_supported_enabled(
@@ -260,7 +298,7 @@ def dispatch_answers_not_supported_enabled(
 
 def dispatch_answers_not_supported(
     config: BrokerConfig, s: BrokerState, a: DispatchAnswersNotSupported
-) -> BrokerState:
+) -> Next:
     """Effect: REQUEST_CODE_NOT_SUPPORTED, remark ``" request type N not supported"``.
 
     Written for oneway requests in 4.0.0–5.0.0, dropped by writeResponse from 5.1.0 (corner 8).
@@ -278,7 +316,15 @@ def dispatch_answers_not_supported(
             not_supported_remark(request.code),
             ResponseKind.NOT_SUPPORTED,
         )
-    return with_io_thread(settle(s, request, response), a.io_thread, IDLE_IO)
+    return with_io_thread(s, a.io_thread, IDLE_IO), settle(request, response)
+
+
+@record
+class DispatchRejectsRequest(IoThreadStep):
+    """``processor.rejectRequest()`` is true: SYSTEM_BUSY ``[REJECTREQUEST]``; no task is created.
+
+    Changes: io_threads
+    """
 
 
 def dispatch_rejects_request_enabled(config: BrokerConfig, s: BrokerState, a: DispatchRejectsRequest) -> bool:
@@ -287,7 +333,7 @@ def dispatch_rejects_request_enabled(config: BrokerConfig, s: BrokerState, a: Di
     return request is not None and route(config, request.code) is not None and reject_request(config, s, request.code)
 
 
-def dispatch_rejects_request(config: BrokerConfig, s: BrokerState, a: DispatchRejectsRequest) -> BrokerState:
+def dispatch_rejects_request(config: BrokerConfig, s: BrokerState, a: DispatchRejectsRequest) -> Next:
     """Effect: SYSTEM_BUSY ``[REJECTREQUEST]system busy, start flow control for a while``.
 
     Runs on the IO thread; no RequestTask, no timestamp, no queue. Written for oneway requests
@@ -301,7 +347,15 @@ def dispatch_rejects_request(config: BrokerConfig, s: BrokerState, a: DispatchRe
         response = Response(
             request.id, ResponseCode.SYSTEM_BUSY, REJECT_REQUEST_REMARK, ResponseKind.REJECT_REQUEST
         )
-    return with_io_thread(settle(s, request, response), a.io_thread, IDLE_IO)
+    return with_io_thread(s, a.io_thread, IDLE_IO), settle(request, response)
+
+
+@record
+class DispatchCreatesTask(IoThreadStep):
+    """``new RequestTask(...)``: the request is accepted and stamped with the IO thread's clock.
+
+    Changes: io_threads
+    """
 
 
 def dispatch_creates_task_enabled(config: BrokerConfig, s: BrokerState, a: DispatchCreatesTask) -> bool:
@@ -314,7 +368,7 @@ def dispatch_creates_task_enabled(config: BrokerConfig, s: BrokerState, a: Dispa
     )
 
 
-def dispatch_creates_task(config: BrokerConfig, s: BrokerState, a: DispatchCreatesTask) -> BrokerState:
+def dispatch_creates_task(config: BrokerConfig, s: BrokerState, a: DispatchCreatesTask) -> Next:
     """Effect: ``new RequestTask(run, channel, cmd)``: createTimestamp = now, stopRun = false.
 
     Source: R/netty/RequestTask.java constructor (4.0.0–HEAD); processRequestCommand step 6.
@@ -322,7 +376,15 @@ def dispatch_creates_task(config: BrokerConfig, s: BrokerState, a: DispatchCreat
     request = _dispatching(config, s, a.io_thread)
     assert request is not None
     task = RequestTask(request, create_timestamp=s.now)
-    return with_io_thread(s, a.io_thread, IoThread(IoStage.TASK_CREATED, request, task))
+    return with_io_thread(s, a.io_thread, IoThread(IoStage.TASK_CREATED, request, task)), NO_OUTPUTS
+
+
+@record
+class DispatchStartsWorker(IoThreadStep):
+    """``submit`` while fewer than core threads exist: a new thread runs the task; it skips the queue.
+
+    Changes: io_threads, executors
+    """
 
 
 def dispatch_starts_worker_enabled(config: BrokerConfig, s: BrokerState, a: DispatchStartsWorker) -> bool:
@@ -334,7 +396,7 @@ def dispatch_starts_worker_enabled(config: BrokerConfig, s: BrokerState, a: Disp
     return len(s.executor(name).workers) < config.executor(name).threads
 
 
-def dispatch_starts_worker(config: BrokerConfig, s: BrokerState, a: DispatchStartsWorker) -> BrokerState:
+def dispatch_starts_worker(config: BrokerConfig, s: BrokerState, a: DispatchStartsWorker) -> Next:
     """Effect: ``addWorker(task, core=true)``: a new thread starts with the task; the queue is skipped.
 
     Source: java.util.concurrent.ThreadPoolExecutor.execute, first branch (corner 9).
@@ -344,12 +406,20 @@ def dispatch_starts_worker(config: BrokerConfig, s: BrokerState, a: DispatchStar
     task, name = submitting
     executor = s.executor(name)
     executor = replace(executor, workers=executor.workers + (Worker(WorkerStage.TAKEN, task),))
-    return with_io_thread(with_executor(s, executor), a.io_thread, IDLE_IO)
+    return with_io_thread(with_executor(s, executor), a.io_thread, IDLE_IO), NO_OUTPUTS
 
 
 def _queue_full(config: BrokerConfig, s: BrokerState, name: ExecutorName) -> bool:
     capacity = config.executor(name).capacity
     return capacity is not None and len(s.executor(name).queue) >= capacity
+
+
+@record
+class DispatchQueuesTask(IoThreadStep):
+    """``submit`` with all core threads started: the task is offered to the tail of the queue.
+
+    Changes: io_threads, executors
+    """
 
 
 def dispatch_queues_task_enabled(config: BrokerConfig, s: BrokerState, a: DispatchQueuesTask) -> bool:
@@ -361,7 +431,7 @@ def dispatch_queues_task_enabled(config: BrokerConfig, s: BrokerState, a: Dispat
     return len(s.executor(name).workers) >= config.executor(name).threads and not _queue_full(config, s, name)
 
 
-def dispatch_queues_task(config: BrokerConfig, s: BrokerState, a: DispatchQueuesTask) -> BrokerState:
+def dispatch_queues_task(config: BrokerConfig, s: BrokerState, a: DispatchQueuesTask) -> Next:
     """Effect: ``workQueue.offer(FutureTaskExt(task))`` appends at the tail.
 
     Source: ThreadPoolExecutor.execute, second branch; BrokerFixedThreadPoolExecutor.newTaskFor
@@ -372,7 +442,15 @@ def dispatch_queues_task(config: BrokerConfig, s: BrokerState, a: DispatchQueues
     task, name = submitting
     executor = s.executor(name)
     s = with_executor(s, replace(executor, queue=executor.queue + (task,)))
-    return with_io_thread(s, a.io_thread, IDLE_IO)
+    return with_io_thread(s, a.io_thread, IDLE_IO), NO_OUTPUTS
+
+
+@record
+class DispatchRejectsOverload(IoThreadStep):
+    """The queue is full: RejectedExecutionException → SYSTEM_BUSY ``[OVERLOAD]`` (not for oneway).
+
+    Changes: io_threads
+    """
 
 
 def dispatch_rejects_overload_enabled(config: BrokerConfig, s: BrokerState, a: DispatchRejectsOverload) -> bool:
@@ -384,7 +462,7 @@ def dispatch_rejects_overload_enabled(config: BrokerConfig, s: BrokerState, a: D
     return len(s.executor(name).workers) >= config.executor(name).threads and _queue_full(config, s, name)
 
 
-def dispatch_rejects_overload(config: BrokerConfig, s: BrokerState, a: DispatchRejectsOverload) -> BrokerState:
+def dispatch_rejects_overload(config: BrokerConfig, s: BrokerState, a: DispatchRejectsOverload) -> Next:
     """Effect: AbortPolicy throws RejectedExecutionException → SYSTEM_BUSY ``[OVERLOAD]``, never for oneway.
 
     The warning log (only when ``currentTimeMillis() % 10000 == 0``, corner 10) is not an output.
@@ -398,4 +476,4 @@ def dispatch_rejects_overload(config: BrokerConfig, s: BrokerState, a: DispatchR
     response = None
     if not request.oneway:
         response = Response(request.id, ResponseCode.SYSTEM_BUSY, OVERLOAD_REMARK, ResponseKind.OVERLOAD)
-    return with_io_thread(settle(s, request, response), a.io_thread, IDLE_IO)
+    return with_io_thread(s, a.io_thread, IDLE_IO), settle(request, response)

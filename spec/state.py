@@ -1,7 +1,9 @@
-"""The state of one broker, as frozen data.
+"""The state of one broker, as frozen data, and what one step outputs.
 
-Every field says what it is in the broker. Fields marked *checking only* do not exist in the
-broker: they record history so that the invariants can be stated over a single state.
+Every field of :class:`BrokerState` is something the broker holds; nothing in it is history kept
+for checking. What a step does beyond changing the state (the responses it writes, the requests
+it finishes without a response, the processors it starts) is its :class:`Outputs`, which the
+claims' monitors observe (:mod:`spec.invariants`).
 """
 
 from __future__ import annotations
@@ -118,7 +120,31 @@ class Response:
     request_id: int  # the opaque it echoes
     code: ResponseCode
     remark: str | None  # None where the broker's text is implementation-specific (an exception's description)
-    kind: ResponseKind  # checking only: which code path wrote it
+    kind: ResponseKind  # which code path wrote it (not on the wire: the remark's tag or the code tells it)
+
+
+@record
+class Outputs:
+    """What one step did besides changing the state. Empty for most steps.
+
+    A request is *settled* by the step that answers it or finishes it without an answer; from
+    then on nothing in the broker refers to it, so no state remembers it either.
+    """
+
+    responses: tuple[Response, ...] = ()  # written to channels, in order
+    finished_silently: tuple[int, ...] = ()  # requests settled with no response (oneway, or a null answer)
+    started: tuple[int, ...] = ()  # requests whose processor body this step began to run
+
+    @property
+    def settled(self) -> tuple[int, ...]:
+        """The requests this step settled: answered or finished silently."""
+        return tuple(r.request_id for r in self.responses) + self.finished_silently
+
+
+NO_OUTPUTS = Outputs()
+
+Next = tuple["BrokerState", Outputs]
+"""What an effect returns: the next state and the step's outputs."""
 
 
 @record
@@ -149,11 +175,6 @@ class BrokerState:
     fast_failure_enable: bool  # brokerFastFailureEnable, read at the start of each run
     queue_waits: tuple[tuple[ExecutorName, int], ...]  # waitTimeMillsIn*Queue, read at each run
     buckets: tuple[Bucket, ...]  # the limiter's rateLimiterMap, sorted by resource
-    responses: tuple[Response, ...]  # every response written, in order
-    finished_silently: frozenset[int]  # checking only: requests the broker finished without a response (oneway)
-    started: frozenset[int]  # checking only: requests whose processor body started on a worker
-    cancelled: frozenset[int]  # checking only: requests whose RequestTask got stopRun = true
-    exceptions_in_lock: int  # checking only: how many WorkerThrowsInsideLock faults happened
 
     def executor(self, name: ExecutorName) -> Executor:
         """The executor named ``name``."""
@@ -169,10 +190,13 @@ class BrokerState:
                 return wait
         raise KeyError(f"{name.value} queue is not cleaned")
 
-    @property
-    def answered(self) -> frozenset[int]:
-        """Ids of the requests that got at least one response."""
-        return frozenset(r.request_id for r in self.responses)
+    def requests_inside(self) -> list[int]:
+        """Ids of the requests the broker holds: on a remoting thread, in a queue, or on a worker."""
+        ids = [io.request.id for io in self.io_threads if io.request is not None]
+        for e in self.executors:
+            ids += [t.request.id for t in e.queue if isinstance(t, RequestTask)]
+            ids += [w.task.request.id for w in e.workers if w.task is not None]
+        return ids
 
 
 def initial_state(config: BrokerConfig) -> BrokerState:
@@ -198,11 +222,6 @@ def initial_state(config: BrokerConfig) -> BrokerState:
         fast_failure_enable=config.fast_failure_enable,
         queue_waits=config.queue_waits,
         buckets=(),
-        responses=(),
-        finished_silently=frozenset(),
-        started=frozenset(),
-        cancelled=frozenset(),
-        exceptions_in_lock=0,
     )
 
 
@@ -224,8 +243,12 @@ def with_worker(executor: Executor, index: int, worker: Worker) -> Executor:
     return replace(executor, workers=executor.workers[:index] + (worker,) + executor.workers[index + 1 :])
 
 
-def settle(s: BrokerState, request: Request, response: Response | None) -> BrokerState:
-    """Finish ``request``: write ``response``, or record that the broker finished it silently."""
+def settle(request: Request, response: Response | None, started: bool = False) -> Outputs:
+    """The outputs that finish ``request``: ``response`` written, or nothing written (silently).
+
+    ``started``: the same step also began the request's processor.
+    """
+    begun = (request.id,) if started else ()
     if response is None:
-        return replace(s, finished_silently=s.finished_silently | {request.id})
-    return replace(s, responses=s.responses + (response,))
+        return Outputs(finished_silently=(request.id,), started=begun)
+    return Outputs(responses=(response,), started=begun)

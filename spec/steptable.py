@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import enum
 from dataclasses import fields
 
-from spec.actions import Action
+from spec.actors import Action
 from spec.frozen import record
 from spec.putlock import PutLock
 from spec.state import BrokerState, Executor, ForeignTask, IoThread, MappedFile, QueueElement, Response

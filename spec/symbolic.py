@@ -95,24 +95,26 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
-from spec.actions import (
-    Action,
-    CommitServiceCommits,
-    CommitServiceReturnsBuffer,
-    DispatchCreatesTask,
-    DispatchQueuesTask,
-    DispatchRejectsOverload,
-    DispatchRejectsRequest,
-    DispatchStartsWorker,
+from spec.actors import Action
+from spec.commitservice import CommitServiceCommits, CommitServiceReturnsBuffer
+from spec.environment import HaServiceAcquiresPutLock, HaServiceReleasesPutLock
+from spec.fastfailure import (
     FastFailureCleansExpiredHead,
     FastFailureDrainsBusySendQueue,
     FastFailureEndsBusyDrain,
     FastFailureSkipsRun,
     FastFailureStartsRun,
     FastFailureStopsAtHead,
-    HaServiceAcquiresPutLock,
-    HaServiceReleasesPutLock,
+)
+from spec.remoting import (
+    DispatchCreatesTask,
+    DispatchQueuesTask,
+    DispatchRejectsOverload,
+    DispatchRejectsRequest,
+    DispatchStartsWorker,
     RequestArrives,
+)
+from spec.workers import (
     WorkerAcquiresPutLock,
     WorkerAppendsAndUnlocks,
     WorkerCreatesMappedFile,
@@ -122,11 +124,12 @@ from spec.actions import (
 from spec.codes import RequestCode, ResponseCode, ResponseKind
 from spec.config import BrokerConfig, broker_config
 from spec.frozen import record
-from spec.invariants import broken_state_claims, broken_transition_claims
+from spec.invariants import broken_monitors, broken_state_claims
 from spec.machine import enabled, step
 from spec.profiles import PROFILES, ExecutorName, Profile
 from spec.putlock import FREE_LOCK, HA_SERVICE, Holder, PutLock, acquire_for_put
 from spec.state import (
+    Next,
     BrokerState,
     Executor,
     FastFailurePhase,
@@ -169,23 +172,17 @@ def _broker(
 ) -> BrokerState:
     """A state of the frames' broker with these parts and nothing queued.
 
-    Send worker ``i`` works on send request ``i + 1``; an idle worker has already answered it
-    SUCCESS, so that the claims about requests hold whatever the stages are. Built with one
+    Send worker ``i`` works on send request ``i + 1``; an idle worker has already settled it. Built with one
     ``replace`` of a precomputed start state: under CrossHair each ``replace`` of a
     BrokerState costs milliseconds, and this runs several times per explored path.
     """
     workers: list[Worker] = []
-    answered: list[Response] = []
-    started: set[int] = set()
     for index, stage in enumerate(stages):
         request = Request(index + 1, RequestCode.SEND_MESSAGE, "TopicTest", False)
         if stage is WorkerStage.IDLE:
             workers.append(Worker(WorkerStage.IDLE))
-            answered.append(Response(request.id, ResponseCode.SUCCESS, None, ResponseKind.SUCCESS))
         else:
             workers.append(Worker(stage, RequestTask(request, create_timestamp=_FRAME_CONFIG.start_time_ms)))
-        if stage is not WorkerStage.TAKEN:
-            started.add(request.id)
     return replace(
         _FRAME_START,
         now=now,
@@ -194,8 +191,6 @@ def _broker(
         lock=lock,
         files=files,
         available_buffers=available,
-        responses=tuple(answered),
-        started=frozenset(started),
     )
 
 
@@ -493,18 +488,19 @@ def premise(frame: Frame, action: Action) -> bool:
     )
 
 
-def after(frame: Frame, action: Action) -> BrokerState:
-    """The state after the spec's own step."""
+def after(frame: Frame, action: Action) -> Next:
+    """The state after the spec's own step, with the step's outputs."""
     return step(frame.config(), frame.state(), action)
 
 
-def claims_hold(frame: Frame, action: Action, s: BrokerState) -> bool:
-    """Every state claim and the lemma hold in ``s``, and no transition claim breaks from the frame's state to ``s``."""
+def claims_hold(frame: Frame, action: Action, result: Next) -> bool:
+    """Every state claim and the lemma hold in the state after, and no monitor breaks on the step."""
     config = frame.config()
+    s, out = result
     return (
         begin_time_is_set_only_by_a_writer(s.lock)
         and not broken_state_claims(config, s)
-        and not broken_transition_claims(config, frame.state(), action, s)
+        and not broken_monitors(config, frame.state(), action, s, out)
     )
 
 
@@ -515,7 +511,7 @@ THROW_INSIDE_LOCK = WorkerThrowsInsideLock(ExecutorName.SEND, 0)
 CREATE_MAPPED_FILE = WorkerCreatesMappedFile(ExecutorName.SEND, 0)
 
 
-def check_worker_acquires_put_lock(frame: LockFrame) -> BrokerState:
+def check_worker_acquires_put_lock(frame: LockFrame) -> Next:
     """WorkerAcquiresPutLock keeps every claim.
 
     pre: premise(frame, ACQUIRE_PUT_LOCK)
@@ -524,7 +520,7 @@ def check_worker_acquires_put_lock(frame: LockFrame) -> BrokerState:
     return after(frame, ACQUIRE_PUT_LOCK)
 
 
-def check_worker_appends_and_unlocks(frame: LockFrame) -> BrokerState:
+def check_worker_appends_and_unlocks(frame: LockFrame) -> Next:
     """WorkerAppendsAndUnlocks keeps every claim (its append is covered by ``append_message``'s contract).
 
     pre: premise(frame, APPEND_AND_UNLOCK)
@@ -533,7 +529,7 @@ def check_worker_appends_and_unlocks(frame: LockFrame) -> BrokerState:
     return after(frame, APPEND_AND_UNLOCK)
 
 
-def check_worker_throws_inside_lock(frame: LockFrame) -> BrokerState:
+def check_worker_throws_inside_lock(frame: LockFrame) -> Next:
     """WorkerThrowsInsideLock keeps every claim in the profiles that reset beginTimeInLock in ``finally``.
 
     pre: frame.config().profile.begin_time_reset_in_finally
@@ -543,7 +539,7 @@ def check_worker_throws_inside_lock(frame: LockFrame) -> BrokerState:
     return after(frame, THROW_INSIDE_LOCK)
 
 
-def check_ha_service_acquires_put_lock(frame: LockFrame) -> BrokerState:
+def check_ha_service_acquires_put_lock(frame: LockFrame) -> Next:
     """HaServiceAcquiresPutLock keeps every claim.
 
     pre: premise(frame, HaServiceAcquiresPutLock())
@@ -552,7 +548,7 @@ def check_ha_service_acquires_put_lock(frame: LockFrame) -> BrokerState:
     return after(frame, HaServiceAcquiresPutLock())
 
 
-def check_ha_service_releases_put_lock(frame: LockFrame) -> BrokerState:
+def check_ha_service_releases_put_lock(frame: LockFrame) -> Next:
     """HaServiceReleasesPutLock keeps every claim.
 
     pre: premise(frame, HaServiceReleasesPutLock())
@@ -561,7 +557,7 @@ def check_ha_service_releases_put_lock(frame: LockFrame) -> BrokerState:
     return after(frame, HaServiceReleasesPutLock())
 
 
-def check_worker_creates_mapped_file(frame: PoolFrame) -> BrokerState:
+def check_worker_creates_mapped_file(frame: PoolFrame) -> Next:
     """WorkerCreatesMappedFile keeps every claim.
 
     pre: premise(frame, CREATE_MAPPED_FILE)
@@ -570,7 +566,7 @@ def check_worker_creates_mapped_file(frame: PoolFrame) -> BrokerState:
     return after(frame, CREATE_MAPPED_FILE)
 
 
-def check_commit_service_commits(frame: PoolFrame) -> BrokerState:
+def check_commit_service_commits(frame: PoolFrame) -> Next:
     """CommitServiceCommits keeps every claim.
 
     pre: premise(frame, CommitServiceCommits())
@@ -579,7 +575,7 @@ def check_commit_service_commits(frame: PoolFrame) -> BrokerState:
     return after(frame, CommitServiceCommits())
 
 
-def check_commit_service_returns_buffer(frame: PoolFrame) -> BrokerState:
+def check_commit_service_returns_buffer(frame: PoolFrame) -> Next:
     """CommitServiceReturnsBuffer keeps every claim.
 
     pre: premise(frame, CommitServiceReturnsBuffer())
@@ -593,7 +589,7 @@ CLEAN_SEND_HEAD = FastFailureCleansExpiredHead(ExecutorName.SEND)
 STOP_AT_SEND_HEAD = FastFailureStopsAtHead(ExecutorName.SEND)
 
 
-def check_worker_takes_task(frame: QueueFrame) -> BrokerState:
+def check_worker_takes_task(frame: QueueFrame) -> Next:
     """WorkerTakesTask keeps every claim.
 
     pre: premise(frame, TAKE_TASK)
@@ -602,7 +598,7 @@ def check_worker_takes_task(frame: QueueFrame) -> BrokerState:
     return after(frame, TAKE_TASK)
 
 
-def check_fast_failure_starts_run(frame: QueueFrame) -> BrokerState:
+def check_fast_failure_starts_run(frame: QueueFrame) -> Next:
     """FastFailureStartsRun keeps every claim.
 
     pre: premise(frame, FastFailureStartsRun())
@@ -611,7 +607,7 @@ def check_fast_failure_starts_run(frame: QueueFrame) -> BrokerState:
     return after(frame, FastFailureStartsRun())
 
 
-def check_fast_failure_skips_run(frame: QueueFrame) -> BrokerState:
+def check_fast_failure_skips_run(frame: QueueFrame) -> Next:
     """FastFailureSkipsRun keeps every claim.
 
     pre: premise(frame, FastFailureSkipsRun())
@@ -620,7 +616,7 @@ def check_fast_failure_skips_run(frame: QueueFrame) -> BrokerState:
     return after(frame, FastFailureSkipsRun())
 
 
-def check_fast_failure_drains_busy_send_queue(frame: QueueFrame) -> BrokerState:
+def check_fast_failure_drains_busy_send_queue(frame: QueueFrame) -> Next:
     """FastFailureDrainsBusySendQueue keeps every claim (pcbusy_answers_only_while_busy among them).
 
     pre: premise(frame, FastFailureDrainsBusySendQueue())
@@ -629,7 +625,7 @@ def check_fast_failure_drains_busy_send_queue(frame: QueueFrame) -> BrokerState:
     return after(frame, FastFailureDrainsBusySendQueue())
 
 
-def check_fast_failure_ends_busy_drain(frame: QueueFrame) -> BrokerState:
+def check_fast_failure_ends_busy_drain(frame: QueueFrame) -> Next:
     """FastFailureEndsBusyDrain keeps every claim.
 
     pre: premise(frame, FastFailureEndsBusyDrain())
@@ -638,7 +634,7 @@ def check_fast_failure_ends_busy_drain(frame: QueueFrame) -> BrokerState:
     return after(frame, FastFailureEndsBusyDrain())
 
 
-def check_fast_failure_cleans_expired_head(frame: QueueFrame) -> BrokerState:
+def check_fast_failure_cleans_expired_head(frame: QueueFrame) -> Next:
     """FastFailureCleansExpiredHead keeps every claim (timeout_answers_only_after_the_queue_wait among them).
 
     pre: premise(frame, CLEAN_SEND_HEAD)
@@ -647,7 +643,7 @@ def check_fast_failure_cleans_expired_head(frame: QueueFrame) -> BrokerState:
     return after(frame, CLEAN_SEND_HEAD)
 
 
-def check_fast_failure_stops_at_head(frame: QueueFrame) -> BrokerState:
+def check_fast_failure_stops_at_head(frame: QueueFrame) -> Next:
     """FastFailureStopsAtHead keeps every claim.
 
     pre: premise(frame, STOP_AT_SEND_HEAD)
@@ -659,7 +655,7 @@ def check_fast_failure_stops_at_head(frame: QueueFrame) -> BrokerState:
 ARRIVE = RequestArrives(0, RequestCode.SEND_MESSAGE, "TopicTest", False)
 
 
-def check_request_arrives(frame: DispatchFrame) -> BrokerState:
+def check_request_arrives(frame: DispatchFrame) -> Next:
     """RequestArrives keeps every claim.
 
     pre: premise(frame, ARRIVE)
@@ -668,7 +664,7 @@ def check_request_arrives(frame: DispatchFrame) -> BrokerState:
     return after(frame, ARRIVE)
 
 
-def check_dispatch_rejects_request(frame: DispatchFrame) -> BrokerState:
+def check_dispatch_rejects_request(frame: DispatchFrame) -> Next:
     """DispatchRejectsRequest keeps every claim (reject_request_answers_only_while_busy_or_deficient among them).
 
     pre: premise(frame, DispatchRejectsRequest(0))
@@ -677,7 +673,7 @@ def check_dispatch_rejects_request(frame: DispatchFrame) -> BrokerState:
     return after(frame, DispatchRejectsRequest(0))
 
 
-def check_dispatch_creates_task(frame: DispatchFrame) -> BrokerState:
+def check_dispatch_creates_task(frame: DispatchFrame) -> Next:
     """DispatchCreatesTask keeps every claim.
 
     pre: premise(frame, DispatchCreatesTask(0))
@@ -686,7 +682,7 @@ def check_dispatch_creates_task(frame: DispatchFrame) -> BrokerState:
     return after(frame, DispatchCreatesTask(0))
 
 
-def check_dispatch_starts_worker(frame: DispatchFrame) -> BrokerState:
+def check_dispatch_starts_worker(frame: DispatchFrame) -> Next:
     """DispatchStartsWorker keeps every claim (no_queue_exceeds_its_capacity bounds the threads too).
 
     pre: premise(frame, DispatchStartsWorker(0))
@@ -695,7 +691,7 @@ def check_dispatch_starts_worker(frame: DispatchFrame) -> BrokerState:
     return after(frame, DispatchStartsWorker(0))
 
 
-def check_dispatch_queues_task(frame: DispatchFrame) -> BrokerState:
+def check_dispatch_queues_task(frame: DispatchFrame) -> Next:
     """DispatchQueuesTask keeps every claim.
 
     pre: premise(frame, DispatchQueuesTask(0))
@@ -704,7 +700,7 @@ def check_dispatch_queues_task(frame: DispatchFrame) -> BrokerState:
     return after(frame, DispatchQueuesTask(0))
 
 
-def check_dispatch_rejects_overload(frame: DispatchFrame) -> BrokerState:
+def check_dispatch_rejects_overload(frame: DispatchFrame) -> Next:
     """DispatchRejectsOverload keeps every claim (overload_answers_only_when_the_queue_is_full among them).
 
     pre: premise(frame, DispatchRejectsOverload(0))

@@ -23,17 +23,6 @@ S/DefaultMessageStore.java putMessage / asyncPutMessage and B/util/HookUtils.che
 from __future__ import annotations
 
 
-from spec.actions import (
-    WorkerAcquiresPutLock,
-    WorkerAppendsAndUnlocks,
-    WorkerCreatesMappedFile,
-    WorkerDiscardsCancelledTask,
-    WorkerFindsPageCacheBusy,
-    WorkerPassesPutCheck,
-    WorkerProcessesRequest,
-    WorkerRunsForeignTask,
-    WorkerTakesTask,
-)
 from spec.codes import (
     PC_SYNCHRONIZED_REMARK,
     PUT_CODES,
@@ -43,7 +32,7 @@ from spec.codes import (
     not_supported_remark,
 )
 from spec.config import BrokerConfig
-from spec.frozen import replace
+from spec.frozen import record, replace
 from spec.profiles import ExecutorName, Profile
 from spec.putlock import Holder, acquire_for_put, is_os_page_cache_busy, release_after_put, throw_inside_lock
 from spec.state import (
@@ -56,27 +45,18 @@ from spec.state import (
     Response,
     Worker,
     WorkerStage,
+    NO_OUTPUTS,
+    Next,
+    Outputs,
     settle,
     with_executor,
     with_worker,
 )
 from spec.storepool import append_message, create_mapped_file, current_file_has_room
-from spec.actions import WorkerThrowsInsideLock
+from spec.actors import Fault, WorkerStep
 
 IDLE_WORKER = Worker(WorkerStage.IDLE)
 
-WorkerAction = (
-    WorkerTakesTask
-    | WorkerDiscardsCancelledTask
-    | WorkerRunsForeignTask
-    | WorkerProcessesRequest
-    | WorkerFindsPageCacheBusy
-    | WorkerPassesPutCheck
-    | WorkerAcquiresPutLock
-    | WorkerCreatesMappedFile
-    | WorkerAppendsAndUnlocks
-    | WorkerThrowsInsideLock
-)
 
 
 def holder_of(executor: ExecutorName, worker: int) -> Holder:
@@ -128,17 +108,27 @@ def _in_stage(s: BrokerState, a: WorkerAction, stage: WorkerStage) -> tuple[Exec
     return executor, worker.task
 
 
-def _finish(s: BrokerState, executor: Executor, index: int, request: Request, response: Response | None) -> BrokerState:
+def _finish(
+    s: BrokerState, executor: Executor, index: int, request: Request, response: Response | None, started: bool = False
+) -> Next:
     """The worker goes back to ``take()``; the handler writes the response unless the request is oneway.
 
     Source: NettyRemotingAbstract's handler: ``if (!cmd.isOnewayRPC()) write`` (4.x–5.0.0),
     ``writeResponse`` (5.1.0+) (semantics.md 1.1).
     """
     s = with_executor(s, with_worker(executor, index, IDLE_WORKER))
-    return settle(s, request, None if request.oneway else response)
+    return s, settle(request, None if request.oneway else response, started)
 
 
 # -- Taking the head -------------------------------------------------------------------------------
+
+
+@record
+class WorkerTakesTask(WorkerStep):
+    """An idle worker takes the queue head, a live RequestTask.
+
+    Changes: executors
+    """
 
 
 def worker_takes_task_enabled(config: BrokerConfig, s: BrokerState, a: WorkerTakesTask) -> bool:
@@ -147,7 +137,7 @@ def worker_takes_task_enabled(config: BrokerConfig, s: BrokerState, a: WorkerTak
     return found is not None and isinstance(found[1], RequestTask) and not found[1].stop_run
 
 
-def worker_takes_task(config: BrokerConfig, s: BrokerState, a: WorkerTakesTask) -> BrokerState:
+def worker_takes_task(config: BrokerConfig, s: BrokerState, a: WorkerTakesTask) -> Next:
     """Effect: ``queue.take()`` removes the head; the worker holds it.
 
     Source: ThreadPoolExecutor.getTask / runWorker; LinkedBlockingQueue is FIFO.
@@ -157,7 +147,15 @@ def worker_takes_task(config: BrokerConfig, s: BrokerState, a: WorkerTakesTask) 
     executor, task = found
     assert isinstance(task, RequestTask)
     executor = replace(executor, queue=executor.queue[1:])
-    return with_executor(s, with_worker(executor, a.worker, Worker(WorkerStage.TAKEN, task)))
+    return with_executor(s, with_worker(executor, a.worker, Worker(WorkerStage.TAKEN, task))), NO_OUTPUTS
+
+
+@record
+class WorkerDiscardsCancelledTask(WorkerStep):
+    """An idle worker takes a head whose stopRun is set: ``RequestTask.run`` does nothing, sends nothing.
+
+    Changes: executors
+    """
 
 
 def worker_discards_cancelled_task_enabled(
@@ -174,7 +172,7 @@ def worker_discards_cancelled_task_enabled(
 
 def worker_discards_cancelled_task(
     config: BrokerConfig, s: BrokerState, a: WorkerDiscardsCancelledTask
-) -> BrokerState:
+) -> Next:
     """Effect: ``RequestTask.run``: ``if (!stopRun) runnable.run()``: nothing runs, nothing is sent.
 
     Source: R/netty/RequestTask.java run, 4.0.0–HEAD (semantics.md 1.2, corner 26).
@@ -182,7 +180,15 @@ def worker_discards_cancelled_task(
     found = _idle_with_head(s, a)
     assert found is not None
     executor, _ = found
-    return with_executor(s, replace(executor, queue=executor.queue[1:]))
+    return with_executor(s, replace(executor, queue=executor.queue[1:])), NO_OUTPUTS
+
+
+@record
+class WorkerRunsForeignTask(WorkerStep):
+    """An idle worker takes and runs a head that is not a RequestTask.
+
+    Changes: executors
+    """
 
 
 def worker_runs_foreign_task_enabled(config: BrokerConfig, s: BrokerState, a: WorkerRunsForeignTask) -> bool:
@@ -191,15 +197,23 @@ def worker_runs_foreign_task_enabled(config: BrokerConfig, s: BrokerState, a: Wo
     return found is not None and isinstance(found[1], ForeignTask)
 
 
-def worker_runs_foreign_task(config: BrokerConfig, s: BrokerState, a: WorkerRunsForeignTask) -> BrokerState:
+def worker_runs_foreign_task(config: BrokerConfig, s: BrokerState, a: WorkerRunsForeignTask) -> Next:
     """Effect: the element leaves the queue and runs; what it does is outside the spec."""
     found = _idle_with_head(s, a)
     assert found is not None
     executor, _ = found
-    return with_executor(s, replace(executor, queue=executor.queue[1:]))
+    return with_executor(s, replace(executor, queue=executor.queue[1:])), NO_OUTPUTS
 
 
 # -- Processing --------------------------------------------------------------------------------------
+
+
+@record
+class WorkerProcessesRequest(WorkerStep):
+    """A worker runs a request that does not write to the commit log and answers it.
+
+    Changes: executors
+    """
 
 
 def worker_processes_request_enabled(config: BrokerConfig, s: BrokerState, a: WorkerProcessesRequest) -> bool:
@@ -208,7 +222,7 @@ def worker_processes_request_enabled(config: BrokerConfig, s: BrokerState, a: Wo
     return found is not None and found[1].request.code not in PUT_CODES
 
 
-def worker_processes_request(config: BrokerConfig, s: BrokerState, a: WorkerProcessesRequest) -> BrokerState:
+def worker_processes_request(config: BrokerConfig, s: BrokerState, a: WorkerProcessesRequest) -> Next:
     """Effect: the processor answers SUCCESS; the default processor answers a code it does not know
     with REQUEST_CODE_NOT_SUPPORTED (4.9.1+) or returns null, so nothing is written (4.0.0–4.9.0).
 
@@ -219,7 +233,6 @@ def worker_processes_request(config: BrokerConfig, s: BrokerState, a: WorkerProc
     assert found is not None
     executor, task = found
     request = task.request
-    s = replace(s, started=s.started | {request.id})
     profile = config.profile
     response: Response | None
     if profile.has_processor_for(request.code) or request.code is RequestCode.GET_BROKER_RUNTIME_INFO:
@@ -233,7 +246,15 @@ def worker_processes_request(config: BrokerConfig, s: BrokerState, a: WorkerProc
         )
     else:
         response = None
-    return _finish(s, executor, a.worker, request, response)
+    return _finish(s, executor, a.worker, request, response, started=True)
+
+
+@record
+class WorkerFindsPageCacheBusy(WorkerStep):
+    """The put pre-check finds the store busy: ``[PC_SYNCHRONIZED]`` (code per profile).
+
+    Changes: executors
+    """
 
 
 def worker_finds_page_cache_busy_enabled(config: BrokerConfig, s: BrokerState, a: WorkerFindsPageCacheBusy) -> bool:
@@ -246,7 +267,7 @@ def worker_finds_page_cache_busy_enabled(config: BrokerConfig, s: BrokerState, a
     )
 
 
-def worker_finds_page_cache_busy(config: BrokerConfig, s: BrokerState, a: WorkerFindsPageCacheBusy) -> BrokerState:
+def worker_finds_page_cache_busy(config: BrokerConfig, s: BrokerState, a: WorkerFindsPageCacheBusy) -> Next:
     """Effect: PutMessageStatus OS_PAGE(_)CACHE_BUSY → ``[PC_SYNCHRONIZED]broker busy, ...``.
 
     A task can pass the dispatch check and fail this one: the store became busy while it was
@@ -257,9 +278,17 @@ def worker_finds_page_cache_busy(config: BrokerConfig, s: BrokerState, a: Worker
     assert found is not None
     executor, task = found
     request = task.request
-    s = replace(s, started=s.started | {request.id})
     code, remark = busy_answer(config.profile, request.code)
-    return _finish(s, executor, a.worker, request, Response(request.id, code, remark, ResponseKind.PC_SYNCHRONIZED))
+    response = Response(request.id, code, remark, ResponseKind.PC_SYNCHRONIZED)
+    return _finish(s, executor, a.worker, request, response, started=True)
+
+
+@record
+class WorkerPassesPutCheck(WorkerStep):
+    """The put pre-check finds the store not busy; the worker goes on to the put lock.
+
+    Changes: executors
+    """
 
 
 def worker_passes_put_check_enabled(config: BrokerConfig, s: BrokerState, a: WorkerPassesPutCheck) -> bool:
@@ -272,7 +301,7 @@ def worker_passes_put_check_enabled(config: BrokerConfig, s: BrokerState, a: Wor
     )
 
 
-def worker_passes_put_check(config: BrokerConfig, s: BrokerState, a: WorkerPassesPutCheck) -> BrokerState:
+def worker_passes_put_check(config: BrokerConfig, s: BrokerState, a: WorkerPassesPutCheck) -> Next:
     """Effect: the worker goes on to ``putMessageLock.lock()``.
 
     Source: as :func:`worker_finds_page_cache_busy`. The check and the lock are separate steps:
@@ -281,11 +310,19 @@ def worker_passes_put_check(config: BrokerConfig, s: BrokerState, a: WorkerPasse
     found = _in_stage(s, a, WorkerStage.TAKEN)
     assert found is not None
     executor, task = found
-    s = replace(s, started=s.started | {task.request.id})
-    return with_executor(s, with_worker(executor, a.worker, Worker(WorkerStage.PASSED_PUT_CHECK, task)))
+    s = with_executor(s, with_worker(executor, a.worker, Worker(WorkerStage.PASSED_PUT_CHECK, task)))
+    return s, Outputs(started=(task.request.id,))
 
 
 # -- The put lock ------------------------------------------------------------------------------------
+
+
+@record
+class WorkerAcquiresPutLock(WorkerStep):
+    """The worker takes the commit-log put lock and stamps beginTimeInLock.
+
+    Changes: executors, lock
+    """
 
 
 def worker_acquires_put_lock_enabled(config: BrokerConfig, s: BrokerState, a: WorkerAcquiresPutLock) -> bool:
@@ -293,7 +330,7 @@ def worker_acquires_put_lock_enabled(config: BrokerConfig, s: BrokerState, a: Wo
     return _in_stage(s, a, WorkerStage.PASSED_PUT_CHECK) is not None and s.lock.holder is None
 
 
-def worker_acquires_put_lock(config: BrokerConfig, s: BrokerState, a: WorkerAcquiresPutLock) -> BrokerState:
+def worker_acquires_put_lock(config: BrokerConfig, s: BrokerState, a: WorkerAcquiresPutLock) -> Next:
     """Effect: the worker holds the lock; beginTimeInLock = now (only the holder's time counts, corner 3).
 
     Source: S/CommitLog.java putMessage (4.x) / asyncPutMessage (4.7.0+) (semantics.md 2.3, 2.4).
@@ -302,7 +339,15 @@ def worker_acquires_put_lock(config: BrokerConfig, s: BrokerState, a: WorkerAcqu
     assert found is not None
     executor, task = found
     s = replace(s, lock=acquire_for_put(s.lock, holder_of(a.executor, a.worker), s.now))
-    return with_executor(s, with_worker(executor, a.worker, Worker(WorkerStage.IN_PUT_LOCK, task)))
+    return with_executor(s, with_worker(executor, a.worker, Worker(WorkerStage.IN_PUT_LOCK, task))), NO_OUTPUTS
+
+
+@record
+class WorkerCreatesMappedFile(WorkerStep):
+    """Inside the lock, the current file is full (or none exists): a new file borrows a pool buffer.
+
+    Changes: files, available_buffers
+    """
 
 
 def worker_creates_mapped_file_enabled(config: BrokerConfig, s: BrokerState, a: WorkerCreatesMappedFile) -> bool:
@@ -312,14 +357,22 @@ def worker_creates_mapped_file_enabled(config: BrokerConfig, s: BrokerState, a: 
     )
 
 
-def worker_creates_mapped_file(config: BrokerConfig, s: BrokerState, a: WorkerCreatesMappedFile) -> BrokerState:
+def worker_creates_mapped_file(config: BrokerConfig, s: BrokerState, a: WorkerCreatesMappedFile) -> Next:
     """Effect: ``mappedFileQueue.getLastMappedFile(0)`` creates the next file, borrowing a buffer.
 
     Source: S/CommitLog.java (the put path's getLastMappedFile), S/AllocateMappedFileService.java,
     S/MappedFile.java init (semantics.md 3.4); see :func:`spec.storepool.create_mapped_file`.
     """
     files, available = create_mapped_file(s.files, s.available_buffers, config.pool_enabled, config.mapped_file_size)
-    return replace(s, files=files, available_buffers=available)
+    return replace(s, files=files, available_buffers=available), NO_OUTPUTS
+
+
+@record
+class WorkerAppendsAndUnlocks(WorkerStep):
+    """The worker appends the message, resets beginTimeInLock, unlocks, and answers SUCCESS.
+
+    Changes: executors, files, lock
+    """
 
 
 def worker_appends_and_unlocks_enabled(config: BrokerConfig, s: BrokerState, a: WorkerAppendsAndUnlocks) -> bool:
@@ -329,7 +382,7 @@ def worker_appends_and_unlocks_enabled(config: BrokerConfig, s: BrokerState, a: 
     )
 
 
-def worker_appends_and_unlocks(config: BrokerConfig, s: BrokerState, a: WorkerAppendsAndUnlocks) -> BrokerState:
+def worker_appends_and_unlocks(config: BrokerConfig, s: BrokerState, a: WorkerAppendsAndUnlocks) -> Next:
     """Effect: append one message; beginTimeInLock = 0; unlock; answer SUCCESS (PUT_OK).
 
     Source: S/CommitLog.java: appendMessage, then the reset at the normal end (inside the try in
@@ -344,12 +397,27 @@ def worker_appends_and_unlocks(config: BrokerConfig, s: BrokerState, a: WorkerAp
     return _finish(s, executor, a.worker, request, Response(request.id, ResponseCode.SUCCESS, None, ResponseKind.SUCCESS))
 
 
+@record
+class WorkerThrowsInsideLock(Fault):
+    """Fault: an exception escapes the critical section; ``finally`` unlocks; SYSTEM_ERROR is answered.
+
+    Changes: executors, lock
+    """
+
+    executor: ExecutorName
+    worker: int
+
+
+WorkerAction = WorkerStep | WorkerThrowsInsideLock
+"""A step taken on one worker: its own, or a fault injected into it."""
+
+
 def worker_throws_inside_lock_enabled(config: BrokerConfig, s: BrokerState, a: WorkerThrowsInsideLock) -> bool:
     """Guard: the worker holds the lock (a fault the environment may inject at any such point)."""
     return _in_stage(s, a, WorkerStage.IN_PUT_LOCK) is not None
 
 
-def worker_throws_inside_lock(config: BrokerConfig, s: BrokerState, a: WorkerThrowsInsideLock) -> BrokerState:
+def worker_throws_inside_lock(config: BrokerConfig, s: BrokerState, a: WorkerThrowsInsideLock) -> Next:
     """Effect: ``finally`` unlocks; beginTimeInLock is reset only where the profile resets in ``finally``;
     the handler answers SYSTEM_ERROR with the exception's description (not for oneway).
 
@@ -360,10 +428,6 @@ def worker_throws_inside_lock(config: BrokerConfig, s: BrokerState, a: WorkerThr
     assert found is not None
     executor, task = found
     request = task.request
-    s = replace(
-        s,
-        lock=throw_inside_lock(s.lock, config.profile.begin_time_reset_in_finally),
-        exceptions_in_lock=s.exceptions_in_lock + 1,
-    )
+    s = replace(s, lock=throw_inside_lock(s.lock, config.profile.begin_time_reset_in_finally))
     response = Response(request.id, ResponseCode.SYSTEM_ERROR, None, ResponseKind.EXCEPTION)
     return _finish(s, executor, a.worker, request, response)

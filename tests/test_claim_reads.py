@@ -1,12 +1,12 @@
-"""The read sets the replay relies on to skip claims (``Claim.reads``, the transition claims' scope).
+"""The shortcuts the replay takes when it checks claims (``traces.replay.CLAIM_READS``, the monitors' scope).
 
 A long replay re-checks a state claim only after a step that changed a field the claim reads,
-and a transition claim only after a step that wrote a response. Both shortcuts are sound only
-if the declarations are right, so this test watches the claims over reachable states of every
+and the monitors only after a step that output something or admitted a request. Both shortcuts
+are sound only if they are right, so this test watches the claims over reachable states of every
 model (breadth first, the first few hundred states of each, two profiles) and fails on:
-- a BrokerState attribute a state claim reads that its ``reads`` does not list (methods and
+- a BrokerState attribute a state claim reads that ``CLAIM_READS`` does not list (methods and
   properties of the state are followed, so ``s.executor(name)`` counts as reading ``executors``);
-- a transition claim that is false on a step that wrote no response.
+- a monitor that is false on a step with no outputs that admitted no request.
 """
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ from typing import Any
 import pytest
 
 from spec.config import BrokerConfig
-from spec.invariants import STATE_CLAIMS, TRANSITION_CLAIMS
+from spec.invariants import MONITORS, STATE_CLAIMS
 from spec.machine import successors
 from spec.models import MODELS
 from spec.profiles import profile
-from spec.state import BrokerState, initial_state
+from spec.state import NO_OUTPUTS, BrokerState, Outputs, initial_state
+from traces.replay import CLAIM_READS
 
 STATES_PER_MODEL = 400
 
@@ -44,14 +45,17 @@ class _Watched:
         return getattr(self._state, name)
 
 
-def _reachable(config: BrokerConfig, env: Any) -> list[tuple[BrokerState, Any, BrokerState]]:
+Transition = tuple[BrokerState, Any, BrokerState, Outputs]
+
+
+def _reachable(config: BrokerConfig, env: Any) -> list[Transition]:
     """Transitions among the first STATES_PER_MODEL states, breadth first."""
     start = initial_state(config)
     seen, frontier, steps = {start}, deque([start]), []
     while frontier and len(seen) < STATES_PER_MODEL:
         s = frontier.popleft()
-        for a, after in successors(config, s, env):
-            steps.append((s, a, after))
+        for a, after, out in successors(config, s, env):
+            steps.append((s, a, after, out))
             if after not in seen:
                 seen.add(after)
                 frontier.append(after)
@@ -59,7 +63,7 @@ def _reachable(config: BrokerConfig, env: Any) -> list[tuple[BrokerState, Any, B
 
 
 @pytest.fixture(scope="module", params=[(m, v) for m in MODELS for v in ("4.3.2", "5.3.3")], ids=lambda p: f"{p[0]}-{p[1]}")
-def transitions(request: pytest.FixtureRequest) -> tuple[BrokerConfig, list[tuple[BrokerState, Any, BrokerState]]]:
+def transitions(request: pytest.FixtureRequest) -> tuple[BrokerConfig, list[Transition]]:
     name, version = request.param
     model = MODELS[name](profile(version))
     return model.config, _reachable(model.config, model.env)
@@ -67,29 +71,31 @@ def transitions(request: pytest.FixtureRequest) -> tuple[BrokerConfig, list[tupl
 
 def test_state_claims_read_only_what_they_declare(transitions: tuple[BrokerConfig, list[Any]]) -> None:
     config, steps = transitions
+    assert set(CLAIM_READS) == {c.name for c in STATE_CLAIMS}
     for claim in STATE_CLAIMS:
-        assert claim.reads is not None, f"{claim.name} declares no read set"
+        declared = CLAIM_READS[claim.name]
         read: set[str] = set()
-        for _, _, after in steps:
+        for _, _, after, _ in steps:
             watched = _Watched(after)
             claim.check(config, watched)
             read |= watched.read
-        assert read <= claim.reads, f"{claim.name} reads {sorted(read - claim.reads)} beyond its declared {sorted(claim.reads)}"
+        assert read, f"{claim.name} read nothing: the watcher missed its reads"
+        assert read <= declared, f"{claim.name} reads {sorted(read - declared)} beyond {sorted(declared)}"
 
 
-def test_transition_claims_hold_on_steps_without_responses(transitions: tuple[BrokerConfig, list[Any]]) -> None:
+def test_monitors_hold_on_steps_with_no_outputs_and_no_arrival(transitions: tuple[BrokerConfig, list[Any]]) -> None:
     config, steps = transitions
-    silent = [(b, a, s) for b, a, s in steps if s.responses == b.responses]
-    assert silent, "no step without a response: the check below would be vacuous"
-    for claim in TRANSITION_CLAIMS:
-        for before, action, after in silent:
-            assert claim.check(config, before, action, after), f"{claim.name} is false on {action!r}, which wrote no response"
+    quiet = [(b, a, s, o) for b, a, s, o in steps if o == NO_OUTPUTS and s.next_request_id == b.next_request_id]
+    assert quiet, "no quiet step: the check below would be vacuous"
+    for claim in MONITORS:
+        for before, action, after, out in quiet:
+            assert claim.check(config, before, action, after, out), f"{claim.name} is false on {action!r}, which output nothing"
 
 
 def test_the_watcher_sees_reads_through_methods() -> None:
-    """The watcher itself: ``executor()`` and ``answered`` are followed to the fields they read."""
+    """The watcher itself: ``executor()`` and ``requests_inside()`` are followed to the fields they read."""
     model = MODELS["overload"](profile("5.3.3"))
     watched = _Watched(initial_state(model.config))
     watched.executor(model.config.executors[0].name)
-    _ = watched.answered
-    assert watched.read == {"executors", "responses"}
+    watched.requests_inside()
+    assert watched.read == {"executors", "io_threads"}

@@ -10,7 +10,7 @@ import pytest
 
 from spec.cli import main
 from spec.explore import explore
-from spec.actions import RequestArrives
+from spec.remoting import RequestArrives
 from spec.codes import RequestCode
 from spec.invariants import SOMETIMES, settles_once_arrivals_stop
 from spec.machine import step
@@ -18,13 +18,18 @@ from spec.models import MODELS
 from spec.profiles import PROFILES
 from spec.state import BrokerState, initial_state
 
+# Before the spec's state lost its history (responses, settled and started requests, faults so far,
+# now a step's outputs), the counts were stuck-lock 16783/12203/16783, overload 18197, slow-put
+# 14797, pool 7336, two-io-threads 6658, limiter 20315: states that differed only in what had
+# been answered now coincide. The stuck-lock model now allows an exception inside the lock on
+# every put instead of counting one, which its two requests bound anyway.
 STATES = {
-    "stuck-lock": {"4.3.2": 16783, "4.9.8": 12203, "5.3.3": 16783},
-    "overload": {"4.3.2": 18197, "4.9.8": 18197, "5.3.3": 18197},
-    "slow-put": {"4.3.2": 14797, "4.9.8": 14797, "5.3.3": 14797},
-    "pool": {"4.3.2": 7336, "4.9.8": 7336, "5.3.3": 7336},
-    "two-io-threads": {"4.3.2": 6658, "4.9.8": 6658, "5.3.3": 6658},
-    "limiter": {"4.3.2": 20315, "4.9.8": 20315, "5.3.3": 20315},
+    "stuck-lock": {"4.3.2": 14305, "4.9.8": 10769, "5.3.3": 14305},
+    "overload": {"4.3.2": 13156, "4.9.8": 13156, "5.3.3": 13156},
+    "slow-put": {"4.3.2": 14744, "4.9.8": 14744, "5.3.3": 14744},
+    "pool": {"4.3.2": 6030, "4.9.8": 6030, "5.3.3": 6030},
+    "two-io-threads": {"4.3.2": 6557, "4.9.8": 6557, "5.3.3": 6557},
+    "limiter": {"4.3.2": 19625, "4.9.8": 19625, "5.3.3": 19625},
 }
 
 #: The stuck stamp: profiles whose CommitLog does not reset beginTimeInLock in finally.
@@ -80,7 +85,7 @@ def test_explore_cli_exit_status_and_step_table(capsys: pytest.CaptureFixture[st
 
 def test_bounded_liveness_fails_a_run_that_does_not_settle_in_time_and_remembers_verdicts() -> None:
     model = MODELS["stuck-lock"](PROFILES["5.3.3"])
-    s = step(model.config, initial_state(model.config), RequestArrives(0, RequestCode.SEND_MESSAGE, "TopicTest", False))
+    s, _ = step(model.config, initial_state(model.config), RequestArrives(0, RequestCode.SEND_MESSAGE, "TopicTest", False))
     assert not settles_once_arrivals_stop(model.config, s, model.env, max_steps=1)
     verdicts: dict[BrokerState, bool] = {}
     assert settles_once_arrivals_stop(model.config, s, model.env, verdicts)

@@ -17,7 +17,7 @@ def test_same_result_as_dataclasses_replace_on_reachable_states() -> None:
     model = MODELS["pool"](profile("5.3.3"))
     s = initial_state(model.config)
     seen = 0
-    for _, after in successors(model.config, s, model.env):
+    for _, after, _ in successors(model.config, s, model.env):
         for f in dataclasses.fields(after):
             value = getattr(s, f.name)
             ours, theirs = replace(after, **{f.name: value}), dataclasses.replace(after, **{f.name: value})

@@ -21,8 +21,15 @@ import pytest
 
 from reference.broker import Broker
 from reference.lockstep import perform, step_thread
-from spec.threads import ThreadId, WorkerId, all_threads, thread_of
-from spec.actions import ClockAdvances, HaServiceAcquiresPutLock, HaServiceReleasesPutLock, OperatorSetsFastFailureEnable, OperatorSetsQueueWait, RequestArrives
+from spec.actors import ThreadId, WorkerId, all_threads, thread_of
+from spec.environment import (
+    ClockAdvances,
+    HaServiceAcquiresPutLock,
+    HaServiceReleasesPutLock,
+    OperatorSetsFastFailureEnable,
+    OperatorSetsQueueWait,
+)
+from spec.remoting import RequestArrives
 from spec.codes import RequestCode
 from spec.config import BrokerConfig, FlushDiskType, RateLimitConfig, broker_config
 from spec.machine import Environment, RequestTemplate, candidate_actions, enabled, step
@@ -69,7 +76,7 @@ BUSY_ENVIRONMENT = Environment(
     max_requests=40,
     clock_steps=(1, 2),
     max_elapsed_ms=120,
-    max_exceptions_in_lock=1,
+    exceptions_in_lock=True,
     ha_appends=True,
     foreign_tasks=(SEND, PULL),
     max_foreign_tasks=2,
@@ -155,10 +162,11 @@ def lockstep_walk(scenario: Scenario, steps: int, seed: int, broker_class: type[
                 continue
             action = done
         history.append(describe_action(action))
-        s = step(config, s, action)
+        s, out = step(config, s, action)
         taken += 1
         observed = broker.observe()
         assert observed == s, _divergence(scenario, seed, history, s, observed)
+        assert broker.outputs == out, f"{scenario.name} seed {seed}: outputs {broker.outputs}, spec {out}"
     return taken
 
 

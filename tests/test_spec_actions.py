@@ -13,15 +13,28 @@ from typing import Any
 
 import pytest
 
-from spec.actions import ACTION_TYPES, Action
+from spec.actors import Action
+from spec.machine import ACTION_TYPES, RULES
 from spec.codes import RequestCode
 from spec.docgen import labelled
-from spec.invariants import broken_state_claims, broken_transition_claims
+from spec.invariants import broken_monitors, broken_state_claims
 from spec.machine import ActionNotEnabled, Environment, RequestTemplate, actions, candidate_actions, enabled, step
 from spec.models import MODELS, Model
 from spec.profiles import PROFILES, ExecutorName
 from spec.state import BrokerState, initial_state
-from spec.threads import CommitServiceId, FastFailureId, IoThreadId, WorkerId, thread_of
+from spec.actors import (
+    COMMIT_SERVICE,
+    FAST_FAILURE,
+    CommitServiceStep,
+    EnvironmentInput,
+    FastFailureStep,
+    Fault,
+    IoThreadId,
+    IoThreadStep,
+    WorkerId,
+    WorkerStep,
+    thread_of,
+)
 
 STATE_FIELDS = {f.name for f in fields(BrokerState)}
 DECLARED = {cls: {x.strip() for x in labelled(cls.__doc__, "Changes").split(",")} for cls in ACTION_TYPES}
@@ -33,7 +46,7 @@ RICH: dict[str, Any] = dict(
     ha_appends=True,
     fast_failure_toggles=(True, False),
     queue_wait_changes=((ExecutorName.SEND, 0), (ExecutorName.SEND, 3)),
-    max_exceptions_in_lock=1,
+    exceptions_in_lock=True,
     limiter_overflows=True,
 )
 
@@ -71,7 +84,7 @@ def _walks(profile: str, steps: int, seed: int) -> list[tuple[BrokerState, Actio
             if not enabled_now:
                 break
             a = rng.choice(enabled_now)
-            after = step(model.config, s, a)
+            after, _ = step(model.config, s, a)
             taken.append((s, a, after))
             s = after
     return taken
@@ -109,7 +122,7 @@ def test_claims_hold_on_random_runs_with_every_environment_choice_but_the_lock_f
     rng = random.Random(7)
     for make in MODELS.values():
         model = make(PROFILES[profile])
-        env = _rich_env(model, extra_ms=4, max_exceptions_in_lock=0)
+        env = _rich_env(model, extra_ms=4, exceptions_in_lock=False)
         for _ in range(3):
             s = initial_state(model.config)
             for _ in range(200):
@@ -117,9 +130,9 @@ def test_claims_hold_on_random_runs_with_every_environment_choice_but_the_lock_f
                 if not options:
                     break
                 a = rng.choice(options)
-                after = step(model.config, s, a)
+                after, out = step(model.config, s, a)
                 assert broken_state_claims(model.config, after) == [], f"{model.name}: after {a!r}"
-                assert broken_transition_claims(model.config, s, a, after) == [], f"{model.name}: {a!r}"
+                assert broken_monitors(model.config, s, a, after, out) == [], f"{model.name}: {a!r}"
                 s = after
 
 
@@ -141,12 +154,25 @@ def _example(cls: type) -> Action:
     return action
 
 
-def test_each_threads_actions_are_taken_by_that_thread_and_inputs_by_none() -> None:
-    kinds = {IoThreadId: "remoting", WorkerId: "worker", CommitServiceId: "commit service", FastFailureId: "fast failure"}
+ACTORS = (IoThreadStep, WorkerStep, CommitServiceStep, FastFailureStep, EnvironmentInput, Fault)
+
+
+def test_each_action_has_one_actor_and_is_taken_by_that_actors_thread() -> None:
     for cls in ACTION_TYPES:
-        thread = thread_of(_example(cls))
-        actor = labelled(cls.__doc__, "Actor")
-        if thread is None:
-            assert actor not in {"commit service", "fast failure"}, cls.__name__
-        else:
-            assert kinds[type(thread)] == actor, f"{cls.__name__}: thread {thread} but Actor: {actor}"
+        actors = [base for base in ACTORS if issubclass(cls, base)]
+        assert len(actors) == 1, f"{cls.__name__} derives from {actors}"
+        a = _example(cls)
+        expected = {
+            IoThreadStep: IoThreadId(0),
+            WorkerStep: WorkerId(ExecutorName.SEND, 0),
+            CommitServiceStep: COMMIT_SERVICE,
+            FastFailureStep: FAST_FAILURE,
+        }.get(actors[0])  # the environment's inputs and faults are fed, not stepped: None
+        assert thread_of(a) == expected, cls.__name__
+
+
+def test_an_action_has_a_guard_and_an_effect_next_to_it_each_citing_its_source() -> None:
+    for cls, (guard, effect) in RULES.items():
+        assert guard.__module__ == effect.__module__ == cls.__module__, cls.__name__
+        assert (guard.__doc__ or "").startswith("Guard:"), guard.__name__
+        assert (effect.__doc__ or "").startswith("Effect:"), effect.__name__

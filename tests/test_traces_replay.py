@@ -9,7 +9,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from spec.actions import ACTION_TYPES
+from spec.machine import ACTION_TYPES
 from spec.codes import RequestCode
 from spec.profiles import ExecutorName
 from traces import docs
@@ -109,7 +109,7 @@ def _segmented(records: list[dict[str, Any]], cuts: list[int]) -> ReplayResult:
     header, events = header_from_record(records[0]), records[1:]
     bounds = [1, *cuts, len(events) + 1]
     parts = [
-        replay_segment(header, [e for e in events if e["seq"] < end], first_seq=start, last=end > len(events))
+        replay_segment(header, [e for e in events if e["seq"] < end], first_seq=start)
         for start, end in zip(bounds, bounds[1:])
     ]
     return merge_segments(parts)
@@ -129,7 +129,7 @@ def test_a_divergence_before_a_segment_is_reported_by_the_segment_that_holds_it(
     i = next(i for i, r in enumerate(records) if r["kind"] == "WorkerAcquiresPutLock")
     records[i]["kind"] = "WorkerTakesTask"
     header, events = header_from_record(records[0]), records[1:]
-    later = replay_segment(header, events, first_seq=records[i]["seq"] + 5, last=True)
+    later = replay_segment(header, events, first_seq=records[i]["seq"] + 5)
     assert later.verdict == UNREACHED and f"seq {records[i]['seq']}" in later.reason
     merged = _segmented(records, [records[i]["seq"] + 5])
     assert merged.verdict == "violation" and merged.divergence is not None

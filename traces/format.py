@@ -3,7 +3,7 @@
 A trace is a sequence of flat records sharing one schema (:data:`ARROW_SCHEMA`), so that a
 JSON Lines file and a Parquet dataset carry the same columns and Spark reads either with one
 schema. ``seq`` 0 is the header (kind :data:`HEADER_KIND`); events follow with ``seq`` 1, 2, …
-without gaps. An event's ``kind`` is the name of a spec action (:data:`spec.actions.ACTION_TYPES`)
+without gaps. An event's ``kind`` is the name of a spec action (:data:`spec.machine.ACTION_TYPES`)
 and its fields are that action's fields, plus the responses the broker wrote in that step.
 The black-box kind :data:`RESPONSE_KIND` records a response seen on the wire with no internal
 step. The prose definition is ``docs/trace-format.md``; the JSON Schema
@@ -25,7 +25,9 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from spec.actions import ACTION_TYPES, Action, RequestArrives
+from spec.actors import Action
+from spec.machine import ACTION_TYPES
+from spec.remoting import RequestArrives
 from spec.codes import RequestCode
 from spec.config import BrokerConfig, ExecutorConfig, FlushDiskType, RateLimitConfig
 from spec.profiles import ExecutorName, Profile, profile
@@ -45,7 +47,7 @@ class Observation(enum.Enum):
 
 # -- Columns -----------------------------------------------------------------------------------
 
-#: Arrow type of each action field, by the field's annotation in spec.actions.
+#: Arrow type of each action field, by the field's annotation in its action class.
 _FIELD_TYPES: Mapping[str, pa.DataType] = {
     "int": pa.int64(),
     "bool": pa.bool_(),

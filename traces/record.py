@@ -19,28 +19,23 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from spec.actions import (
-    Action,
+from spec.actors import Action
+from spec.commitservice import CommitServiceReturnsBuffer
+from spec.environment import (
     ClockAdvances,
-    CommitServiceReturnsBuffer,
-    DispatchCreatesTask,
     HaServiceAcquiresPutLock,
     InternalTaskSubmitted,
     OperatorSetsFastFailureEnable,
     OperatorSetsQueueWait,
-    RateLimitHandlerFailsOpen,
-    RequestArrives,
-    WorkerAppendsAndUnlocks,
-    WorkerTakesTask,
-    WorkerThrowsInsideLock,
 )
+from spec.remoting import DispatchCreatesTask, RateLimitHandlerFailsOpen, RequestArrives
+from spec.workers import WorkerAppendsAndUnlocks, WorkerTakesTask, WorkerThrowsInsideLock
 from spec.codes import RequestCode
 from spec.config import BrokerConfig, RateLimitConfig, broker_config
 from spec.machine import ActionNotEnabled, Environment, RequestTemplate, candidate_actions, enabled, step
 from spec.profiles import ExecutorName, profile
 from spec.state import BrokerState, Response, initial_state
 from traces.format import Observation, RecordedResponse, TraceHeader, event_record, header_record
-from traces.replay import COMPACT_EVERY, forget_settled, in_flight
 from traces.write import TraceWriter
 
 DRAIN_FACTOR = 3
@@ -86,6 +81,7 @@ class Workload:
     weights: dict[type, float] = field(default_factory=dict)  # action class -> weight (default 1)
     phase: Callable[[int], float] | None = None  # arrival weight multiplier by step (bursts)
     topic_weights: dict[str, float] = field(default_factory=dict)  # arrival weight multiplier by topic
+    max_exceptions_in_lock: int = 0  # how many WorkerThrowsInsideLock faults a walk injects at most
 
     def weight(self, step: int, a: Action) -> float:
         """Relative probability of ``a`` at ``step``."""
@@ -208,7 +204,7 @@ WORKLOADS: dict[str, Workload] = {
             "exceptions inside the put lock, HA appends, foreign tasks, operator toggles, limiter overflow",
             lambda v: _broker(v, rate_limit=_LIMITED),
             _env(
-                max_exceptions_in_lock=2,
+                exceptions_in_lock=True,
                 ha_appends=True,
                 foreign_tasks=(ExecutorName.SEND,),
                 max_foreign_tasks=4,
@@ -224,6 +220,7 @@ WORKLOADS: dict[str, Workload] = {
                 OperatorSetsFastFailureEnable: 0.02,
                 OperatorSetsQueueWait: 0.02,
             },
+            max_exceptions_in_lock=2,
         ),
         Workload(
             "many-topics",
@@ -248,14 +245,16 @@ def walk(workload: Workload, config: BrokerConfig, events: int, seed: int, take:
     """
     rng = random.Random(seed)
     s: BrokerState | None = initial_state(config)
-    i = 0
+    i = faults = 0
     while s is not None and (
-        i < events or (i < events * DRAIN_FACTOR and (in_flight(s) or s.lock.holder is not None))
+        i < events or (i < events * DRAIN_FACTOR and (s.requests_inside() or s.lock.holder is not None))
     ):
         choices: list[Action] = []
         weights: list[float] = []
         for a in candidate_actions(config, s, workload.env):
             w = 0.0 if i >= events and isinstance(a, RequestArrives) else workload.weight(i, a)
+            if isinstance(a, WorkerThrowsInsideLock) and faults >= workload.max_exceptions_in_lock:
+                w = 0.0
             if w > 0 and enabled(config, s, a):
                 choices.append(a)
                 weights.append(w)
@@ -264,17 +263,16 @@ def walk(workload: Workload, config: BrokerConfig, events: int, seed: int, take:
         (action,) = rng.choices(choices, weights)
         s = take(s, action)
         i += 1
-        if s is not None and i % COMPACT_EVERY == 0:
-            s = forget_settled(s)
+        faults += isinstance(action, WorkerThrowsInsideLock)
 
 
 def _spec_take(config: BrokerConfig, recorder: TraceRecorder) -> Take:
     """The spec itself as the implementation."""
 
     def take(s: BrokerState, action: Action) -> BrokerState:
-        after = step(config, s, action)
+        after, out = step(config, s, action)
         opaque = s.next_request_id if isinstance(action, RequestArrives) else None
-        recorder.record(action, after.responses[len(s.responses) :], after.now, opaque)
+        recorder.record(action, out.responses, after.now, opaque)
         return after
 
     return take
@@ -297,7 +295,7 @@ def _reference_take(config: BrokerConfig, recorder: TraceRecorder) -> Take:
         if done is None:
             return None
         try:
-            return step(config, s, done)
+            return step(config, s, done)[0]
         except ActionNotEnabled:
             return None
 

@@ -157,7 +157,7 @@ def run_job(job: ReplayJob, headers: Mapping[str, dict[str, Any]]) -> Iterator[t
     decided or its last event is fed, so the job holds only the segments under way (not the
     history of every trace it has replayed); reading stops once no segment is left."""
     segments = {s.trace_id: s for s in job.segments}
-    open_segments = {s.trace_id: (s.end_seq, SegmentReplay(header_from_record(headers[s.trace_id]), s.first_seq, s.last)) for s in job.segments}
+    open_segments = {s.trace_id: (s.end_seq, SegmentReplay(header_from_record(headers[s.trace_id]), s.first_seq)) for s in job.segments}
     for trace_id in [t for t, s in segments.items() if s.end_seq <= s.first_seq]:  # no events of its own
         yield trace_id, segments[trace_id].index, _segment_result(segments[trace_id], open_segments.pop(trace_id)[1])
     wanted = pa.array(sorted(open_segments), pa.string())
