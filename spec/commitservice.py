@@ -30,7 +30,10 @@ class CommitServiceCommits(CommitServiceStep):
 
 def commit_service_commits_enabled(config: BrokerConfig, s: BrokerState, a: CommitServiceCommits) -> bool:
     """Guard: the pool is enabled and a file has uncommitted bytes in its write buffer, with no
-    buffer still due back."""
+    buffer still due back.
+    Source: S/MappedFileQueue.java commit → MappedFile.commit: ``writeBuffer != null`` and
+    ``committedPosition < wrotePosition`` (semantics.md 3.5, 3.6).
+    """
     return config.pool_enabled and file_to_commit(s.files, config.mapped_file_size) is not None
 
 
@@ -56,7 +59,11 @@ class CommitServiceReturnsBuffer(CommitServiceStep):
 def commit_service_returns_buffer_enabled(
     config: BrokerConfig, s: BrokerState, a: CommitServiceReturnsBuffer
 ) -> bool:
-    """Guard: a file's commit reached the file size and it still holds its buffer."""
+    """Guard: a file's commit reached the file size and it still holds its buffer.
+
+    Source: S/MappedFile.java commit: ``committedPosition == fileSize`` with the write buffer still
+    held (semantics.md 3.5).
+    """
     return file_awaiting_return(s.files, config.mapped_file_size) is not None
 
 

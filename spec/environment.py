@@ -30,6 +30,7 @@ def clock_advances_enabled(config: BrokerConfig, s: BrokerState, a: ClockAdvance
     """Guard: time moves forward.
 
     Simplification: the wall clock never steps back (a negative diff is "not busy" in Java).
+    Source: SystemClock.now(): a monotonic wall clock (the spec leaves out steps back).
     """
     return a.ms > 0
 
@@ -52,7 +53,11 @@ class OperatorSetsFastFailureEnable(EnvironmentInput):
 def operator_sets_fast_failure_enable_enabled(
     config: BrokerConfig, s: BrokerState, a: OperatorSetsFastFailureEnable
 ) -> bool:
-    """Guard: the value changes."""
+    """Guard: the value changes.
+
+    Source: B/BrokerController updateBrokerConfig: brokerFastFailureEnable is a dynamic setting
+    (semantics.md 4.1).
+    """
     return s.fast_failure_enable != a.enabled
 
 
@@ -75,7 +80,11 @@ class OperatorSetsQueueWait(EnvironmentInput):
 
 
 def operator_sets_queue_wait_enabled(config: BrokerConfig, s: BrokerState, a: OperatorSetsQueueWait) -> bool:
-    """Guard: the queue is cleaned and its wait changes."""
+    """Guard: the queue is cleaned and its wait changes.
+
+    Source: B/BrokerController updateBrokerConfig: waitTimeMillsIn*Queue are dynamic settings
+    (semantics.md 4.3, corner 27).
+    """
     return any(q is a.queue and w != a.wait_ms for q, w in s.queue_waits)
 
 
@@ -96,7 +105,11 @@ class InternalTaskSubmitted(EnvironmentInput):
 
 
 def internal_task_submitted_enabled(config: BrokerConfig, s: BrokerState, a: InternalTaskSubmitted) -> bool:
-    """Guard: the executor exists, all its threads are started, and its queue has room."""
+    """Guard: the executor exists, all its threads are started, and its queue has room.
+
+    Source: ThreadPoolExecutor.execute (offer) for a non-RequestTask submitted by broker code
+    (semantics.md 1.3, 4.4).
+    """
     if not any(e.name is a.executor for e in config.executors):
         return False
     executor, shape = s.executor(a.executor), config.executor(a.executor)
@@ -126,7 +139,10 @@ class HaServiceAcquiresPutLock(EnvironmentInput):
 
 
 def ha_service_acquires_put_lock_enabled(config: BrokerConfig, s: BrokerState, a: HaServiceAcquiresPutLock) -> bool:
-    """Guard: the lock is free."""
+    """Guard: the lock is free.
+
+    Source: S/CommitLog.java appendData: ``putMessageLock.lock()`` (corner 5).
+    """
     return s.lock.holder is None
 
 
@@ -145,7 +161,10 @@ class HaServiceReleasesPutLock(EnvironmentInput):
 
 
 def ha_service_releases_put_lock_enabled(config: BrokerConfig, s: BrokerState, a: HaServiceReleasesPutLock) -> bool:
-    """Guard: the HA service holds the lock."""
+    """Guard: the HA service holds the lock.
+
+    Source: S/CommitLog.java appendData: ``putMessageLock.unlock()`` in finally (corner 5).
+    """
     return s.lock.holder == HA_SERVICE
 
 

@@ -75,7 +75,11 @@ class FastFailureStartsRun(FastFailureStep):
 
 
 def fast_failure_starts_run_enabled(config: BrokerConfig, s: BrokerState, a: FastFailureStartsRun) -> bool:
-    """Guard: a run is due, none is in progress, and the switch is on (or the version has none)."""
+    """Guard: a run is due, none is in progress, and the switch is on (or the version has none).
+
+    Source: BrokerFastFailure.start: the fixed-rate task, gated by ``isBrokerFastFailureEnable()``
+    from 4.2.0 (semantics.md 4.1).
+    """
     return _run_due(config, s) and _switch_on(config, s)
 
 
@@ -102,7 +106,11 @@ class FastFailureSkipsRun(FastFailureStep):
 
 
 def fast_failure_skips_run_enabled(config: BrokerConfig, s: BrokerState, a: FastFailureSkipsRun) -> bool:
-    """Guard: a run is due and brokerFastFailureEnable is false."""
+    """Guard: a run is due and brokerFastFailureEnable is false.
+
+    Source: BrokerFastFailure.start: ``if
+    (brokerController.getBrokerConfig().isBrokerFastFailureEnable())`` false (semantics.md 4.1).
+    """
     return _run_due(config, s) and not _switch_on(config, s)
 
 
@@ -131,7 +139,11 @@ class FastFailureDrainsBusySendQueue(FastFailureStep):
 def fast_failure_drains_busy_send_queue_enabled(
     config: BrokerConfig, s: BrokerState, a: FastFailureDrainsBusySendQueue
 ) -> bool:
-    """Guard: phase 1, the store is busy now, and the send queue's head is a RequestTask."""
+    """Guard: phase 1, the store is busy now, and the send queue's head is a RequestTask.
+
+    Source: BrokerFastFailure.cleanExpiredRequest: ``while (isOSPageCacheBusy())`` and a RequestTask
+    polled from the send queue (semantics.md 4.2).
+    """
     return isinstance(_draining_head(config, s), RequestTask)
 
 
@@ -164,7 +176,11 @@ class FastFailureDropsForeignElement(FastFailureStep):
 def fast_failure_drops_foreign_element_enabled(
     config: BrokerConfig, s: BrokerState, a: FastFailureDropsForeignElement
 ) -> bool:
-    """Guard: phase 1, the store is busy, and the send queue's head is not a RequestTask."""
+    """Guard: phase 1, the store is busy, and the send queue's head is not a RequestTask.
+
+    Source: BrokerFastFailure.cleanExpiredRequest: the polled element is not a RequestTask
+    (castRunnable null; corner 17).
+    """
     return isinstance(_draining_head(config, s), ForeignTask)
 
 
@@ -187,7 +203,11 @@ class FastFailureEndsBusyDrain(FastFailureStep):
 
 
 def fast_failure_ends_busy_drain_enabled(config: BrokerConfig, s: BrokerState, a: FastFailureEndsBusyDrain) -> bool:
-    """Guard: phase 1 and (the store is not busy, or the send queue is empty)."""
+    """Guard: phase 1 and (the store is not busy, or the send queue is empty).
+
+    Source: BrokerFastFailure.cleanExpiredRequest: the while loop's exit, busy false or the queue
+    empty (corner 16).
+    """
     return s.fast_failure_phase is FastFailurePhase.DRAINING_BUSY and _draining_head(config, s) is None
 
 
@@ -244,7 +264,11 @@ class FastFailureCleansExpiredHead(FastFailureStep):
 def fast_failure_cleans_expired_head_enabled(
     config: BrokerConfig, s: BrokerState, a: FastFailureCleansExpiredHead
 ) -> bool:
-    """Guard: phase 2 is on this queue and its head is a live RequestTask with ``behind >= maxWait``."""
+    """Guard: phase 2 is on this queue and its head is a live RequestTask with ``behind >= maxWait``.
+
+    Source: BrokerFastFailure.cleanExpiredRequestInQueue: ``behind >= maxWaitTimeMillsInQueue`` on a
+    live RequestTask head (semantics.md 4.3, corner 20).
+    """
     found = _cleaning(config, s, a.queue)
     return found is not None and _head_is_cleanable(found[0], s.now, found[1])
 
@@ -282,7 +306,11 @@ class FastFailureStopsAtHead(FastFailureStep):
 
 
 def fast_failure_stops_at_head_enabled(config: BrokerConfig, s: BrokerState, a: FastFailureStopsAtHead) -> bool:
-    """Guard: phase 2 is on this queue and its head is absent, foreign, stopRun, or young."""
+    """Guard: phase 2 is on this queue and its head is absent, foreign, stopRun, or young.
+
+    Source: BrokerFastFailure.cleanExpiredRequestInQueue: the loop's ``break``s (semantics.md 4.3,
+    corners 21, 22).
+    """
     found = _cleaning(config, s, a.queue)
     return found is not None and not _head_is_cleanable(found[0], s.now, found[1])
 

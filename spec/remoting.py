@@ -173,7 +173,11 @@ class RequestArrives(EnvironmentInput):
 
 
 def request_arrives_enabled(config: BrokerConfig, s: BrokerState, a: RequestArrives) -> bool:
-    """Guard: the remoting thread is idle, and the code's executor (if any) is part of the model."""
+    """Guard: the remoting thread is idle, and the code's executor (if any) is part of the model.
+
+    Source: NettyRemotingAbstract.processMessageReceived: a REQUEST_COMMAND on an event-loop thread
+    (semantics.md 1.1).
+    """
     io = _io(s, a.io_thread)
     if io is None or io.stage is not IoStage.IDLE:
         return False
@@ -205,7 +209,10 @@ class RateLimitHandlerAdmits(IoThreadStep):
 
 
 def rate_limit_handler_admits_enabled(config: BrokerConfig, s: BrokerState, a: RateLimitHandlerAdmits) -> bool:
-    """Guard: the request is at the limiter and the topic's bucket admits it now."""
+    """Guard: the request is at the limiter and the topic's bucket admits it now.
+
+    Source: 004 RateLimitHandler.channelRead0: ``rateLimiter.acquire()`` true (section 四.5).
+    """
     request = _at_limiter(config, s, a.io_thread)
     return request is not None and limiter_decision(config, s, request)[0]
 
@@ -231,7 +238,10 @@ class RateLimitHandlerThrottles(IoThreadStep):
 
 
 def rate_limit_handler_throttles_enabled(config: BrokerConfig, s: BrokerState, a: RateLimitHandlerThrottles) -> bool:
-    """Guard: the request is at the limiter and the topic's bucket denies it now."""
+    """Guard: the request is at the limiter and the topic's bucket denies it now.
+
+    Source: 004 RateLimitHandler.channelRead0: ``rateLimiter.acquire()`` false (section 四.5).
+    """
     request = _at_limiter(config, s, a.io_thread)
     return request is not None and not limiter_decision(config, s, request)[0]
 
@@ -262,7 +272,11 @@ class RateLimitHandlerFailsOpen(Fault):
 
 
 def rate_limit_handler_fails_open_enabled(config: BrokerConfig, s: BrokerState, a: RateLimitHandlerFailsOpen) -> bool:
-    """Guard: the request is at the limiter (whether the limiter's pool is full is the environment's choice)."""
+    """Guard: the request is at the limiter (whether the limiter's pool is full is the environment's choice).
+
+    Source: 004 section 四.3: the handler's executor rejects, and its policy runs the task on the
+    caller.
+    """
     return _at_limiter(config, s, a.io_thread) is not None
 
 
@@ -291,7 +305,11 @@ class DispatchAnswersNotSupported(IoThreadStep):
 def dispatch_answers_not_supported_enabled(
     config: BrokerConfig, s: BrokerState, a: DispatchAnswersNotSupported
 ) -> bool:
-    """Guard: neither the table nor a default processor has an entry for the code."""
+    """Guard: neither the table nor a default processor has an entry for the code.
+
+    Source: NettyRemotingAbstract.processRequestCommand: ``processorTable.get(code)`` and
+    ``defaultRequestProcessor`` both null (semantics.md 1.1).
+    """
     request = _dispatching(config, s, a.io_thread)
     return request is not None and route(config, request.code) is None
 
@@ -328,7 +346,11 @@ class DispatchRejectsRequest(IoThreadStep):
 
 
 def dispatch_rejects_request_enabled(config: BrokerConfig, s: BrokerState, a: DispatchRejectsRequest) -> bool:
-    """Guard: a processor exists and its ``rejectRequest()`` is true (store busy or pool deficient)."""
+    """Guard: a processor exists and its ``rejectRequest()`` is true (store busy or pool deficient).
+
+    Source: NettyRemotingAbstract.processRequestCommand: ``pair.getObject1().rejectRequest()``
+    (semantics.md 1.1, 2.1).
+    """
     request = _dispatching(config, s, a.io_thread)
     return request is not None and route(config, request.code) is not None and reject_request(config, s, request.code)
 
@@ -359,7 +381,11 @@ class DispatchCreatesTask(IoThreadStep):
 
 
 def dispatch_creates_task_enabled(config: BrokerConfig, s: BrokerState, a: DispatchCreatesTask) -> bool:
-    """Guard: a processor exists and does not reject the request."""
+    """Guard: a processor exists and does not reject the request.
+
+    Source: NettyRemotingAbstract.processRequestCommand: ``rejectRequest()`` false, then ``new
+    RequestTask`` (semantics.md 1.1).
+    """
     request = _dispatching(config, s, a.io_thread)
     return (
         request is not None
@@ -388,7 +414,11 @@ class DispatchStartsWorker(IoThreadStep):
 
 
 def dispatch_starts_worker_enabled(config: BrokerConfig, s: BrokerState, a: DispatchStartsWorker) -> bool:
-    """Guard: fewer than the executor's core threads exist."""
+    """Guard: fewer than the executor's core threads exist.
+
+    Source: java.util.concurrent.ThreadPoolExecutor.execute: ``workerCountOf(c) < corePoolSize``
+    (corner 9).
+    """
     submitting = _submitting(config, s, a.io_thread)
     if submitting is None:
         return False
@@ -423,7 +453,10 @@ class DispatchQueuesTask(IoThreadStep):
 
 
 def dispatch_queues_task_enabled(config: BrokerConfig, s: BrokerState, a: DispatchQueuesTask) -> bool:
-    """Guard: all core threads exist and the queue has room."""
+    """Guard: all core threads exist and the queue has room.
+
+    Source: ThreadPoolExecutor.execute: ``workQueue.offer(command)`` succeeds (semantics.md 1.3).
+    """
     submitting = _submitting(config, s, a.io_thread)
     if submitting is None:
         return False
@@ -454,7 +487,11 @@ class DispatchRejectsOverload(IoThreadStep):
 
 
 def dispatch_rejects_overload_enabled(config: BrokerConfig, s: BrokerState, a: DispatchRejectsOverload) -> bool:
-    """Guard: all core threads exist and the bounded queue is full (core = max, so no thread can be added)."""
+    """Guard: all core threads exist and the bounded queue is full (core = max, so no thread can be added).
+
+    Source: ThreadPoolExecutor.execute: offer fails and ``addWorker(command, false)`` fails (core =
+    max), so AbortPolicy throws (semantics.md 1.1, 1.3).
+    """
     submitting = _submitting(config, s, a.io_thread)
     if submitting is None:
         return False

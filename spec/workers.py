@@ -132,7 +132,11 @@ class WorkerTakesTask(WorkerStep):
 
 
 def worker_takes_task_enabled(config: BrokerConfig, s: BrokerState, a: WorkerTakesTask) -> bool:
-    """Guard: the worker is idle and the head is a RequestTask whose stopRun is false."""
+    """Guard: the worker is idle and the head is a RequestTask whose stopRun is false.
+
+    Source: ThreadPoolExecutor.getTask: ``workQueue.take()`` returns the head; RequestTask.run
+    checks ``stopRun`` (semantics.md 1.2).
+    """
     found = _idle_with_head(s, a)
     return found is not None and isinstance(found[1], RequestTask) and not found[1].stop_run
 
@@ -165,6 +169,7 @@ def worker_discards_cancelled_task_enabled(
 
     Unreachable in the Java broker (stopRun is set only after a successful removal); kept
     because another implementation can reach it, and its traces must be judged.
+    Source: R/netty/RequestTask.java run: ``if (!this.stopRun)`` (semantics.md 1.2, corner 26).
     """
     found = _idle_with_head(s, a)
     return found is not None and isinstance(found[1], RequestTask) and found[1].stop_run
@@ -192,7 +197,11 @@ class WorkerRunsForeignTask(WorkerStep):
 
 
 def worker_runs_foreign_task_enabled(config: BrokerConfig, s: BrokerState, a: WorkerRunsForeignTask) -> bool:
-    """Guard: the worker is idle and the head is not a RequestTask."""
+    """Guard: the worker is idle and the head is not a RequestTask.
+
+    Source: ThreadPoolExecutor.getTask returns whatever the queue holds; only a RequestTask has
+    stopRun (semantics.md 1.3, 4.4).
+    """
     found = _idle_with_head(s, a)
     return found is not None and isinstance(found[1], ForeignTask)
 
@@ -217,7 +226,11 @@ class WorkerProcessesRequest(WorkerStep):
 
 
 def worker_processes_request_enabled(config: BrokerConfig, s: BrokerState, a: WorkerProcessesRequest) -> bool:
-    """Guard: the worker holds a task whose request does not write to the commit log."""
+    """Guard: the worker holds a task whose request does not write to the commit log.
+
+    Source: the processor table (B/BrokerController.registerProcessor): only the send-type
+    processors reach the store (semantics.md 1.4, 2.5).
+    """
     found = _in_stage(s, a, WorkerStage.TAKEN)
     return found is not None and found[1].request.code not in PUT_CODES
 
@@ -258,7 +271,11 @@ class WorkerFindsPageCacheBusy(WorkerStep):
 
 
 def worker_finds_page_cache_busy_enabled(config: BrokerConfig, s: BrokerState, a: WorkerFindsPageCacheBusy) -> bool:
-    """Guard: the worker holds a put and ``isOSPageCacheBusy()`` is true now."""
+    """Guard: the worker holds a put and ``isOSPageCacheBusy()`` is true now.
+
+    Source: DefaultMessageStore.putMessage (4.0.0–4.6.x), checkStoreStatus (4.7.0–4.9.8),
+    HookUtils.checkBeforePutMessage (5.0.0+): ``isOSPageCacheBusy()`` (semantics.md 2.5).
+    """
     found = _in_stage(s, a, WorkerStage.TAKEN)
     return (
         found is not None
@@ -292,7 +309,10 @@ class WorkerPassesPutCheck(WorkerStep):
 
 
 def worker_passes_put_check_enabled(config: BrokerConfig, s: BrokerState, a: WorkerPassesPutCheck) -> bool:
-    """Guard: the worker holds a put and the store is not busy now."""
+    """Guard: the worker holds a put and the store is not busy now.
+
+    Source: as :func:`worker_finds_page_cache_busy_enabled`, the check false (semantics.md 2.5).
+    """
     found = _in_stage(s, a, WorkerStage.TAKEN)
     return (
         found is not None
@@ -326,7 +346,11 @@ class WorkerAcquiresPutLock(WorkerStep):
 
 
 def worker_acquires_put_lock_enabled(config: BrokerConfig, s: BrokerState, a: WorkerAcquiresPutLock) -> bool:
-    """Guard: the worker passed the pre-check and nobody holds the lock (both locks are non-fair)."""
+    """Guard: the worker passed the pre-check and nobody holds the lock (both locks are non-fair).
+
+    Source: S/PutMessageSpinLock.java / S/PutMessageReentrantLock.java lock(): both non-fair, free
+    when unheld (semantics.md 2.4).
+    """
     return _in_stage(s, a, WorkerStage.PASSED_PUT_CHECK) is not None and s.lock.holder is None
 
 
@@ -351,7 +375,11 @@ class WorkerCreatesMappedFile(WorkerStep):
 
 
 def worker_creates_mapped_file_enabled(config: BrokerConfig, s: BrokerState, a: WorkerCreatesMappedFile) -> bool:
-    """Guard: the worker holds the lock and the last file is full (or there is none)."""
+    """Guard: the worker holds the lock and the last file is full (or there is none).
+
+    Source: S/CommitLog.java putMessage: ``mappedFile == null || mappedFile.isFull()`` →
+    getLastMappedFile(0) (semantics.md 3.4).
+    """
     return _in_stage(s, a, WorkerStage.IN_PUT_LOCK) is not None and not current_file_has_room(
         s.files, config.mapped_file_size
     )
@@ -376,7 +404,11 @@ class WorkerAppendsAndUnlocks(WorkerStep):
 
 
 def worker_appends_and_unlocks_enabled(config: BrokerConfig, s: BrokerState, a: WorkerAppendsAndUnlocks) -> bool:
-    """Guard: the worker holds the lock and the last file has room."""
+    """Guard: the worker holds the lock and the last file has room.
+
+    Source: S/CommitLog.java putMessage: appendMessageCallback on a file with room (semantics.md
+    2.3).
+    """
     return _in_stage(s, a, WorkerStage.IN_PUT_LOCK) is not None and current_file_has_room(
         s.files, config.mapped_file_size
     )
@@ -413,7 +445,11 @@ WorkerAction = WorkerStep | WorkerThrowsInsideLock
 
 
 def worker_throws_inside_lock_enabled(config: BrokerConfig, s: BrokerState, a: WorkerThrowsInsideLock) -> bool:
-    """Guard: the worker holds the lock (a fault the environment may inject at any such point)."""
+    """Guard: the worker holds the lock (a fault the environment may inject at any such point).
+
+    Source: S/CommitLog.java putMessage: any Throwable between lock() and the reset (semantics.md
+    2.3, corner 4).
+    """
     return _in_stage(s, a, WorkerStage.IN_PUT_LOCK) is not None
 
 

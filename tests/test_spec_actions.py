@@ -176,3 +176,4 @@ def test_an_action_has_a_guard_and_an_effect_next_to_it_each_citing_its_source()
         assert guard.__module__ == effect.__module__ == cls.__module__, cls.__name__
         assert (guard.__doc__ or "").startswith("Guard:"), guard.__name__
         assert (effect.__doc__ or "").startswith("Effect:"), effect.__name__
+        assert labelled(guard.__doc__, "Source"), f"{guard.__name__} cites no Source:"
