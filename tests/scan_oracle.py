@@ -49,6 +49,43 @@ from spec.storepool import (
 )
 from spec.state import MappedFile
 from spec.workers import busy_answer, holder_of
+from spec.commitservice import CommitServiceCommits, CommitServiceReturnsBuffer
+from spec.environment import (
+    HaServiceAcquiresPutLock,
+    HaServiceReleasesPutLock,
+    InternalTaskSubmitted,
+    OperatorSetsFastFailureEnable,
+    OperatorSetsQueueWait,
+)
+from spec.fastfailure import (
+    FastFailureCleansExpiredHead,
+    FastFailureDrainsBusySendQueue,
+    FastFailureDropsForeignElement,
+    FastFailureSkipsRun,
+    FastFailureStartsRun,
+)
+from spec.remoting import (
+    DispatchAnswersNotSupported,
+    DispatchCreatesTask,
+    DispatchQueuesTask,
+    DispatchRejectsOverload,
+    DispatchRejectsRequest,
+    DispatchStartsWorker,
+    RateLimitHandlerAdmits,
+    RateLimitHandlerThrottles,
+    RequestArrives,
+)
+from spec.workers import (
+    WorkerAcquiresPutLock,
+    WorkerAppendsAndUnlocks,
+    WorkerCreatesMappedFile,
+    WorkerDiscardsCancelledTask,
+    WorkerFindsPageCacheBusy,
+    WorkerProcessesRequest,
+    WorkerRunsForeignTask,
+    WorkerTakesTask,
+    WorkerThrowsInsideLock,
+)
 from traces.format import TraceHeader
 from traces.rules import LEVEL_ORDER, SAMPLE, SCAN_RULES
 
@@ -73,7 +110,7 @@ class Finding:
 
 # -- Scan rules ----------------------------------------------------------------------------------
 
-_DEQUEUE_KINDS = {"WorkerTakesTask", "WorkerDiscardsCancelledTask", "WorkerRunsForeignTask"}
+_DEQUEUE_KINDS = {WorkerTakesTask.__name__, WorkerDiscardsCancelledTask.__name__, WorkerRunsForeignTask.__name__}
 
 
 @dataclass
@@ -133,17 +170,17 @@ class TraceScanner:
         responses = row.get("responses") or []
         f = self.findings
         io: int = row["io_thread"] if row.get("io_thread") is not None else -1
-        if kind == "RequestArrives":
+        if kind == RequestArrives.__name__:
             self.io[io] = _Request(row["request_id"], row["code"], row["topic"] or "")
-        elif kind in ("RateLimitHandlerAdmits", "RateLimitHandlerThrottles"):
+        elif kind in (RateLimitHandlerAdmits.__name__, RateLimitHandlerThrottles.__name__):
             self._limiter(seq, ts, kind, self.io.get(io))
-            if kind == "RateLimitHandlerThrottles":
+            if kind == RateLimitHandlerThrottles.__name__:
                 self.io.pop(io, None)
-        elif kind == "DispatchCreatesTask":
+        elif kind == DispatchCreatesTask.__name__:
             req = self.io.get(io)
             if req is not None:
                 req.created = ts
-        elif kind == "DispatchQueuesTask":
+        elif kind == DispatchQueuesTask.__name__:
             req = self.io.pop(io, None)
             name = self._executor_of(req) if req is not None else None
             if name is not None and req is not None:
@@ -151,7 +188,7 @@ class TraceScanner:
                 cap = self.config.executor(ExecutorName(name)).capacity
                 depth = len(self.queues[name])
                 f["no_queue_over_capacity"].check(cap is None or depth <= cap, seq, lambda: f"{name} queue holds {depth} > capacity {cap}")
-        elif kind == "DispatchStartsWorker":
+        elif kind == DispatchStartsWorker.__name__:
             req = self.io.pop(io, None)
             if req is not None:
                 name = self._executor_of(req)
@@ -159,39 +196,39 @@ class TraceScanner:
                     index = self.workers_started.get(name, 0)
                     self.workers_started[name] = index + 1
                     self.on_worker[(name, index)] = req
-        elif kind in ("DispatchAnswersNotSupported", "DispatchRejectsRequest", "DispatchRejectsOverload", "RateLimitHandlerThrottles"):
+        elif kind in (DispatchAnswersNotSupported.__name__, DispatchRejectsRequest.__name__, DispatchRejectsOverload.__name__, RateLimitHandlerThrottles.__name__):
             self.io.pop(io, None)
-        elif kind == "InternalTaskSubmitted":
+        elif kind == InternalTaskSubmitted.__name__:
             self.queues[row["executor"]].append(None)
         elif kind in _DEQUEUE_KINDS:
             head = self._dequeue(row["executor"], seq, None)
-            self.on_worker[(row["executor"], row["worker"])] = head if kind == "WorkerTakesTask" else None
-        elif kind == "FastFailureDrainsBusySendQueue":
+            self.on_worker[(row["executor"], row["worker"])] = head if kind == WorkerTakesTask.__name__ else None
+        elif kind == FastFailureDrainsBusySendQueue.__name__:
             opaque = responses[0]["request_id"] if responses else None
             self._dequeue(ExecutorName.SEND.value, seq, opaque)
-        elif kind == "FastFailureDropsForeignElement":
+        elif kind == FastFailureDropsForeignElement.__name__:
             self._dequeue(ExecutorName.SEND.value, seq, None)
-        elif kind == "FastFailureCleansExpiredHead":
+        elif kind == FastFailureCleansExpiredHead.__name__:
             opaque = responses[0]["request_id"] if responses else None
             head = self._dequeue(row["queue"], seq, opaque)
             if head is not None:
                 self._timeout(seq, ts, row["queue"], head, responses)
-        elif kind in ("FastFailureStartsRun", "FastFailureSkipsRun"):
+        elif kind in (FastFailureStartsRun.__name__, FastFailureSkipsRun.__name__):
             c = self.config
             earliest = c.start_time_ms + c.fast_failure_initial_delay_ms + self.runs * c.fast_failure_period_ms
             k = self.runs
             on = self.ff_enabled or not c.profile.fast_failure_switch
             f["fast_failure_runs_10ms_apart_while_enabled"].check(
-                ts >= earliest and on == (kind == "FastFailureStartsRun"),
+                ts >= earliest and on == (kind == FastFailureStartsRun.__name__),
                 seq,
                 lambda: f"run {k} ({kind}) at ts {ts}: due no earlier than {earliest}, switch {'on' if on else 'off'}",
             )
             self.runs += 1
-        elif kind == "OperatorSetsFastFailureEnable":
+        elif kind == OperatorSetsFastFailureEnable.__name__:
             self.ff_enabled = row["enabled"]
-        elif kind == "OperatorSetsQueueWait":
+        elif kind == OperatorSetsQueueWait.__name__:
             self.waits[row["queue"]] = row["wait_ms"]
-        if kind in ("WorkerProcessesRequest", "WorkerFindsPageCacheBusy", "WorkerAppendsAndUnlocks", "WorkerThrowsInsideLock"):
+        if kind in (WorkerProcessesRequest.__name__, WorkerFindsPageCacheBusy.__name__, WorkerAppendsAndUnlocks.__name__, WorkerThrowsInsideLock.__name__):
             key = (row["executor"], row["worker"])
             req = self.on_worker.pop(key, None)
             for r in responses:
@@ -232,33 +269,33 @@ class TraceScanner:
         f = self.findings
         one = f["lock_held_by_one_writer_at_a_time"]
         holder = holder_of(ExecutorName(row["executor"]), row["worker"]) if row.get("worker") is not None else None
-        if kind in ("WorkerAcquiresPutLock", "HaServiceAcquiresPutLock"):
+        if kind in (WorkerAcquiresPutLock.__name__, HaServiceAcquiresPutLock.__name__):
             one.check(self.lock.holder is None, seq, lambda: f"{kind} while {self.lock.holder} holds the lock")
             self.lock = acquire_for_put(self.lock, holder, ts) if holder is not None else acquire_for_ha(self.lock)
-        elif kind in ("WorkerAppendsAndUnlocks", "WorkerThrowsInsideLock", "HaServiceReleasesPutLock"):
+        elif kind in (WorkerAppendsAndUnlocks.__name__, WorkerThrowsInsideLock.__name__, HaServiceReleasesPutLock.__name__):
             who = holder if holder is not None else HA_SERVICE
             one.check(self.lock.holder == who, seq, lambda: f"{kind} by {who} while the holder is {self.lock.holder}")
-            if kind == "WorkerAppendsAndUnlocks":
+            if kind == WorkerAppendsAndUnlocks.__name__:
                 self.lock = release_after_put(self.lock)
                 self._append(seq)
-            elif kind == "WorkerThrowsInsideLock":
+            elif kind == WorkerThrowsInsideLock.__name__:
                 self.lock = throw_inside_lock(self.lock, self.config.profile.begin_time_reset_in_finally)
             else:
                 self.lock = release_for_ha(self.lock)
-            if kind != "HaServiceReleasesPutLock":
+            if kind != HaServiceReleasesPutLock.__name__:
                 f["begin_time_zero_when_lock_free"].check(
                     self.lock.begin_time_in_lock == 0, seq, lambda: f"{kind} left beginTimeInLock = {self.lock.begin_time_in_lock} with the lock free"
                 )
         pool = f["buffers_conserved_and_returned_only_at_full_commit"]
         size = self.config.mapped_file_size
-        if kind == "WorkerCreatesMappedFile":
+        if kind == WorkerCreatesMappedFile.__name__:
             self.files, self.available = create_mapped_file(self.files, self.available, self.config.pool_enabled, size)
-        elif kind == "CommitServiceCommits":
+        elif kind == CommitServiceCommits.__name__:
             at = file_to_commit(self.files, size)
             pool.check(at is not None, seq, lambda: "a commit with nothing to commit")
             if at is not None:
                 self.files = commit_file(self.files, at)
-        elif kind == "CommitServiceReturnsBuffer":
+        elif kind == CommitServiceReturnsBuffer.__name__:
             at = file_awaiting_return(self.files, size)
             pool.check(at is not None, seq, lambda: f"a buffer returned while no file is committed to its size {size}: {self.files}")
             if at is not None:
@@ -285,7 +322,7 @@ class TraceScanner:
         admitted, bucket = circuit_breaker_acquire(bucket, (ts - created) * 1000, rl.circuit_breaker_open_micros)
         self.buckets[req.topic] = (created, bucket)
         finding.check(
-            admitted == (kind == "RateLimitHandlerAdmits"),
+            admitted == (kind == RateLimitHandlerAdmits.__name__),
             seq,
             lambda: f"topic {req.topic!r} at ts {ts}: the bucket {'admits' if admitted else 'throttles'}, the trace {kind}",
         )

@@ -1,4 +1,6 @@
-"""The coverage table of the whole-broker lockstep machine, one column per profile (print with -s)."""
+"""The coverage table of the whole-broker lockstep machine, one column per profile (print with -s),
+and what any budget of it must reach: a full queue and its [OVERLOAD] answer in every profile, and
+the stuck beginTimeInLock exactly in the profiles whose CommitLog does not reset it in finally."""
 
 from __future__ import annotations
 
@@ -16,4 +18,7 @@ def test_whole_broker_coverage() -> None:
         coverages[version] = run_machine(lockstep_machine(BENCHES["whole"], PROFILES[version], Broker))
     report = table(coverages)
     print("\n" + report)
-    assert all(c.steps > 0 for c in coverages.values()), report
+    for version, c in coverages.items():
+        assert c.sometimes["a_queue_can_fill"] and c.sometimes["a_overload_answer_can_be_written"], f"{version}\n{report}"
+        stuck = c.spec_breaks["begin_time_is_zero_when_lock_is_free"] > 0
+        assert stuck == (not PROFILES[version].begin_time_reset_in_finally), f"{version}\n{report}"

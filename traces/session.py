@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import sys
-import warnings
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -47,13 +46,6 @@ def get_spark(
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    # pyspark 4.3 warns about pandas >= 3 at session start and on every applyInPandas;
-    # pandas 3.1 works for what this project uses (see shared/ENGINEERING.md).
-    warnings.filterwarnings(
-        "ignore",
-        message="PySpark does not yet fully support pandas",
-        category=FutureWarning,
-    )
 
     compiled, why = compiled_path()
     if compiled is None:
