@@ -68,12 +68,7 @@ def _replace(obj: Any, /, **changes: Any) -> Any:
     if names is None:
         names = _FIELDS[cls] = _replaceable_fields(cls)
     # ``dict.copy`` clones the instance dictionary in one go, where filling a new instance's
-    # dictionary inserted the fields one by one: a replace on BrokerState in the compiled spec
-    # took 0.76-0.78 us against 1.08-1.17 us (best of 5, three runs side by side, of
-    # ``PYTHONSAFEPATH=1 PYTHONPATH=build/compiled-spec python -m timeit -s "from spec.state import
-    # initial_state; from spec.config import broker_config; from spec.profiles import profile;
-    # from spec.frozen import replace; s = initial_state(broker_config(profile('5.3.3')))"
-    # "replace(s, now=1)"``, run outside the source tree, against a build of the earlier version).
+    # dictionary inserted the fields one by one (docs/benchmarks.md has the measurement).
     state = obj.__dict__.copy()
     state.update(changes)
     if len(state) != len(names):  # a change named something that is not a field

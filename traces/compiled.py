@@ -1,11 +1,10 @@
 """The spec compiled by mypyc, for the workers that replay traces.
 
-Replaying a trace runs the spec's ``step`` once per event, and with the interpreted spec a
-replay does about 67 thousand events a second on one core of this machine. The replay's workers
-therefore run the *same source*, compiled to C extensions by mypyc (the compiler mypy ships
-with): same functions, same records, same verdicts, 1.81 to 1.85 times the speed in this
-session's ``make bench`` runs (it replays the 1M-event dataset in one process with each and prints the
-ratio). Nothing else changes: the driver, the tests of the spec, CrossHair and the property
+Replaying a trace runs the spec's ``step`` once per event, so the replay's speed is the spec's.
+The replay's workers therefore run the *same source*, compiled to C extensions by mypyc (the
+compiler mypy ships with): same functions, same records, same verdicts, faster (``make bench``
+replays the 1M-event dataset in one process with each and prints the ratio; docs/benchmarks.md
+keeps the figures). Nothing else changes: the driver, the tests of the spec, CrossHair and the property
 suites keep importing the interpreted spec from the working tree.
 
 The build (``make compiled``, which ``make venv`` and the targets that use Spark run) copies
