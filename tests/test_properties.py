@@ -11,11 +11,12 @@ import pytest
 
 from properties.benches import BENCHES
 from properties.lockstep import LockstepFailure, LockstepRun
-from spec.threads import IoThreadId, WorkerId
+from spec.actors import IoThreadId, WorkerId
 from properties.machines import lockstep_machine, run_machine
 from properties.mutants import ResetMissingOnExceptionPath
 from reference.broker import Broker
-from spec.actions import RequestArrives, WorkerThrowsInsideLock
+from spec.remoting import RequestArrives
+from spec.workers import WorkerThrowsInsideLock
 from spec.codes import RequestCode
 from spec.profiles import PROFILES, ExecutorName
 
