@@ -29,7 +29,7 @@ help:
 	@echo "make test        typecheck + pytest + symbolic + mutants (what CI runs)"
 	@echo "make typecheck   mypy --strict on the packages"
 	@echo "make pytest      the test suite (PYTEST_ARGS='...' to pass options)"
-	@echo "make symbolic    CrossHair contract checks (python -m spec.symbolic)"
+	@echo "make symbolic    CrossHair contract checks (python -m properties.symbolic)"
 	@echo "make check-deep  the test suite with HYPOTHESIS_PROFILE=deep"
 	@echo "make mutants     mutation check of the properties"
 	@echo "make bench       Spark trace benchmarks on 1M and 10M events (docs/benchmarks.md)"
@@ -87,7 +87,7 @@ pytest: check-java $(STAMP) compiled
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 symbolic: $(STAMP)
-	$(BIN)/python -m spec.symbolic
+	$(BIN)/python -m properties.symbolic
 
 check-deep: check-java $(STAMP) compiled
 	HYPOTHESIS_PROFILE=deep $(BIN)/pytest $(PYTEST_ARGS)
@@ -117,7 +117,7 @@ bench-100m: check-java $(STAMP) compiled
 	$(BIN)/python -m traces.bench --sizes 100000000 --replay-size 100000000 --no-plain --long-events 0 --section bench-100m
 
 docs: $(STAMP)
-	$(BIN)/python -m spec.docgen
+	$(BIN)/python -m properties.docgen
 
 # ---------------------------------------------------------------- cleaning
 

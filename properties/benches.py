@@ -5,7 +5,7 @@ pool of one or two buffers to one-message files, the limiter bench turns the lim
 rate of one permit per millisecond, and so on. The whole-broker bench draws one of several
 configurations so that every action of the spec can fire somewhere.
 
-Time is scaled down together, as in :mod:`spec.models`: the busy timeout is 2 ms, the fast-failure
+Time is scaled down together, as in :mod:`properties.models`: the busy timeout is 2 ms, the fast-failure
 schedule starts after 1 ms and runs every 1 ms, the send queue's wait is 2 ms. Only the numbers
 change; the broker's rules are the same.
 """

@@ -40,7 +40,7 @@ from spec.invariants import MONITORS, SOMETIMES, STATE_CLAIMS
 from spec.machine import Environment, actions, step
 from spec.profiles import ExecutorName
 from spec.state import NO_OUTPUTS, BrokerState, Outputs, Response, initial_state
-from spec.steptable import Step, changed_fields, describe_action, step_table
+from properties.steptable import Step, changed_fields, describe_action, step_table
 
 
 BrokerFactory = Callable[[BrokerConfig], BrokerUnderTest]

@@ -23,7 +23,6 @@ from spec.codes import RequestCode
 from spec.profiles import ExecutorName
 from spec.remoting import RateLimitHandlerFailsOpen, RequestArrives
 from spec.state import BrokerState, Outputs
-from spec.steptable import describe_action
 from spec.workers import WorkerThrowsInsideLock
 
 
@@ -88,7 +87,7 @@ def feed_environment(broker: BrokerUnderTest, a: Action) -> None:
         case HaServiceReleasesPutLock():
             broker.ha_service_releases_put_lock()
         case _:
-            raise ValueError(f"{describe_action(a)} is a thread's step, not an environment input")
+            raise ValueError(f"{a!r} is a thread's step, not an environment input")
 
 
 def perform(broker: BrokerUnderTest, a: Action) -> Action | None:

@@ -20,7 +20,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterator
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 from spec import commitservice, environment, fastfailure, remoting, workers
 from spec.codes import RequestCode
@@ -40,6 +40,7 @@ from spec.state import BrokerState, FastFailurePhase, Next, Outputs
 from spec.actors import Action, CommitServiceStep, FastFailureStep, IoThreadStep, WorkerStep
 from spec.workers import WorkerThrowsInsideLock
 
+A = TypeVar("A", bound=Action)
 Guard = Callable[[BrokerConfig, BrokerState, Any], bool]
 Effect = Callable[[BrokerConfig, BrokerState, Any], Next]
 
@@ -55,7 +56,7 @@ def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
-def _rules(module: ModuleType) -> Iterator[tuple[type, Guard, Effect]]:
+def _rules(module: ModuleType) -> Iterator[tuple[type[Action], Guard, Effect]]:
     """Each action class ``module`` declares, with its guard and effect (found by name)."""
     for cls in vars(module).values():
         if isinstance(cls, type) and issubclass(cls, Action) and cls.__module__ == module.__name__:
@@ -63,15 +64,15 @@ def _rules(module: ModuleType) -> Iterator[tuple[type, Guard, Effect]]:
             yield cls, getattr(module, f"{name}_enabled"), getattr(module, name)
 
 
-RULES: dict[type, tuple[Guard, Effect]] = {
+RULES: dict[type[Action], tuple[Guard, Effect]] = {
     cls: (guard, effect) for module in ACTOR_MODULES for cls, guard, effect in _rules(module)
 }
 """Action class → (guard, effect), in declaration order."""
 
-ACTION_TYPES: tuple[type, ...] = tuple(RULES)
+ACTION_TYPES: tuple[type[Action], ...] = tuple(RULES)
 """Every action class; an event's ``kind`` in a trace is one of their names."""
 
-KINDS: dict[str, type] = {cls.__name__: cls for cls in ACTION_TYPES}
+KINDS: dict[str, type[Action]] = {cls.__name__: cls for cls in ACTION_TYPES}
 """Action class by name."""
 
 
@@ -124,17 +125,20 @@ class Environment:
     # the cost of many more states.
 
 
-def _steps_of(actor: type) -> tuple[type, ...]:
+def _steps_of(actor: type[A]) -> tuple[type[A], ...]:
     """The action classes a thread of this actor takes, in declaration order."""
     return tuple(cls for cls in ACTION_TYPES if issubclass(cls, actor))
 
 
 _IO_STEPS = _steps_of(IoThreadStep)
 _WORKER_STEPS = _steps_of(WorkerStep)
-_COMMIT_SERVICE_STEPS = _steps_of(CommitServiceStep)
 # Phase 2's steps name the queue being scanned; the other fast-failure steps take no argument.
-_FAST_FAILURE_STEPS = tuple(cls for cls in _steps_of(FastFailureStep) if not dataclasses.fields(cls))
-_FAST_FAILURE_QUEUE_STEPS = tuple(cls for cls in _steps_of(FastFailureStep) if dataclasses.fields(cls))
+_THREAD_STEPS: tuple[Callable[[], Action], ...] = _steps_of(CommitServiceStep) + tuple(
+    cls for cls in _steps_of(FastFailureStep) if not dataclasses.fields(cls)
+)
+_QUEUE_SCAN_STEPS: tuple[Callable[[ExecutorName], Action], ...] = tuple(
+    cls for cls in _steps_of(FastFailureStep) if dataclasses.fields(cls)
+)
 
 
 def candidate_actions(config: BrokerConfig, s: BrokerState, env: Environment) -> Iterator[Action]:
@@ -145,19 +149,19 @@ def candidate_actions(config: BrokerConfig, s: BrokerState, env: Environment) ->
                 yield RequestArrives(io, t.code, t.topic, t.oneway)
         if env.limiter_overflows:
             yield RateLimitHandlerFailsOpen(io)
-        for cls in _IO_STEPS:
-            yield cls(io)
+        for io_step in _IO_STEPS:
+            yield io_step(io)
     for executor in s.executors:
         for w in range(len(executor.workers)):
-            for cls in _WORKER_STEPS:
-                yield cls(executor.name, w)
+            for worker_step in _WORKER_STEPS:
+                yield worker_step(executor.name, w)
             if env.exceptions_in_lock:
                 yield WorkerThrowsInsideLock(executor.name, w)
-    for cls in _COMMIT_SERVICE_STEPS + _FAST_FAILURE_STEPS:
-        yield cls()
+    for make in _THREAD_STEPS:
+        yield make()
     for queue, _ in s.queue_waits:
-        for cls in _FAST_FAILURE_QUEUE_STEPS:
-            yield cls(queue)
+        for scan in _QUEUE_SCAN_STEPS:
+            yield scan(queue)
     run_due = s.fast_failure_phase is FastFailurePhase.IDLE and s.now >= s.fast_failure_next_run
     if not (env.punctual_fast_failure and run_due):
         for ms in env.clock_steps:

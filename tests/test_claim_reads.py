@@ -20,7 +20,7 @@ import pytest
 from spec.config import BrokerConfig
 from spec.invariants import MONITORS, STATE_CLAIMS
 from spec.machine import successors
-from spec.models import MODELS
+from properties.models import MODELS
 from spec.profiles import profile
 from spec.state import NO_OUTPUTS, BrokerState, Outputs, initial_state
 from traces.replay import CLAIM_READS

@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
-from spec.explore import explore
-from spec.models import MODELS
+from properties.explore import explore
+from properties.models import MODELS
 from spec.profiles import PROFILES
 from traces.compiled import BUILD, COMPILED, compiled_path
 from traces.examples import EXAMPLES

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from spec.machine import ACTION_TYPES
-from spec.docgen import DOC_PATH, action_functions, action_source, generate, labelled
+from properties.docgen import DOC_PATH, action_functions, action_source, generate, labelled
 from spec.invariants import ALL_CLAIMS, Modality
 
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import pytest
 
-from spec.cli import main
-from spec.explore import explore
+from traces.cli import main
+from properties.explore import explore
 from spec.remoting import RequestArrives
 from spec.codes import RequestCode
 from spec.invariants import SOMETIMES, settles_once_arrivals_stop
 from spec.machine import step
-from spec.models import MODELS
+from properties.models import MODELS
 from spec.profiles import PROFILES
 from spec.state import BrokerState, initial_state
 

@@ -8,7 +8,7 @@ import pytest
 
 from spec.frozen import replace
 from spec.machine import successors
-from spec.models import MODELS
+from properties.models import MODELS
 from spec.profiles import profile
 from spec.state import initial_state
 

@@ -35,7 +35,7 @@ from spec.config import BrokerConfig, FlushDiskType, RateLimitConfig, broker_con
 from spec.machine import Environment, RequestTemplate, candidate_actions, enabled, step
 from spec.profiles import PROFILES, ExecutorName, Profile
 from spec.state import initial_state
-from spec.steptable import describe_action
+from properties.steptable import describe_action
 
 SEND, PULL, ADMIN = ExecutorName.SEND, ExecutorName.PULL, ExecutorName.ADMIN
 
@@ -172,7 +172,7 @@ def lockstep_walk(scenario: Scenario, steps: int, seed: int, broker_class: type[
 
 def _divergence(scenario: Scenario, seed: int, history: list[str], expected: object, actual: object) -> str:
     from spec.state import BrokerState
-    from spec.steptable import changed_fields
+    from properties.steptable import changed_fields
 
     assert isinstance(expected, BrokerState) and isinstance(actual, BrokerState)
     fields = "\n".join(f"  {name}: spec {b} / reference {a}" for name, b, a in changed_fields(expected, actual))

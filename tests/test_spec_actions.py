@@ -16,10 +16,10 @@ import pytest
 from spec.actors import Action
 from spec.machine import ACTION_TYPES, RULES
 from spec.codes import RequestCode
-from spec.docgen import labelled
+from properties.docgen import labelled
 from spec.invariants import broken_monitors, broken_state_claims
 from spec.machine import ActionNotEnabled, Environment, RequestTemplate, actions, candidate_actions, enabled, step
-from spec.models import MODELS, Model
+from properties.models import MODELS, Model
 from spec.profiles import PROFILES, ExecutorName
 from spec.state import BrokerState, initial_state
 from spec.actors import (

@@ -1,7 +1,7 @@
 """CrossHair on the spec's contracts: it reports every planted bug, and the real contracts hold.
 
 Each test that runs CrossHair starts one ``crosshair check`` process (the command and the verdict
-logic are spec.symbolic's own) with short per-condition timeouts.
+logic are properties.symbolic's own) with short per-condition timeouts.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from spec.symbolic import DEFAULT_MODULES, Result, Verdict, contract_functions, crosshair_command, judge, main
+from properties.symbolic import DEFAULT_MODULES, Result, Verdict, contract_functions, crosshair_command, judge, main
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -67,7 +67,7 @@ def test_the_component_contracts_hold() -> None:
 
 def test_the_action_contract_that_stuck_lock_weakens_holds() -> None:
     """check_worker_throws_inside_lock with its profile precondition: no counterexample, precondition met."""
-    result, stdout = crosshair(["spec.symbolic.check_worker_throws_inside_lock"], per_condition_timeout=3)
+    result, stdout = crosshair(["properties.symbolic.check_worker_throws_inside_lock"], per_condition_timeout=3)
     assert result.verdict.passed, f"expected the contract to hold, got {result.verdict.value}:\n{stdout}"
     assert result.conditions == 1, f"expected 1 condition analysed, got {result.conditions}:\n{stdout}"
 
@@ -86,7 +86,7 @@ def test_every_action_contract_and_every_component_contract_is_in_the_default_ru
     }
     expected |= {"spec.fastfailure.is_expired"}
     expected |= {
-        "spec.symbolic.check_" + action
+        "properties.symbolic.check_" + action
         for action in ("worker_acquires_put_lock", "worker_appends_and_unlocks", "worker_throws_inside_lock")
         + ("ha_service_acquires_put_lock", "ha_service_releases_put_lock", "worker_creates_mapped_file")
         + ("commit_service_commits", "commit_service_returns_buffer", "worker_takes_task")

@@ -1,4 +1,5 @@
-"""The ``check`` and ``record`` subcommands of ``flowspec`` (registered by :func:`register`).
+"""The ``flowspec`` command: ``explore`` (the spec by itself, :mod:`properties.explore_command`),
+``record`` and ``check`` (traces).
 
 Exit codes of ``check``: 0 every trace conformant; 1 a violation (or a trace that cannot be
 judged conformant: inconclusive); 2 input that cannot be read or is not a valid trace.
@@ -11,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from properties import explore_command
 from spec.profiles import DEFAULT_PROFILE, PROFILES
 from traces.read import TraceInputError, validate
 from traces.record import IMPLEMENTATIONS, WORKLOADS, record_workload
@@ -75,9 +77,11 @@ def run_record_command(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Stand-alone entry (``python -m traces.cli``), for when spec.cli is not at hand."""
-    parser = argparse.ArgumentParser(prog="flowspec")
-    register(parser.add_subparsers(dest="command", required=True))
+    """Entry point of the ``flowspec`` console script."""
+    parser = argparse.ArgumentParser(prog="flowspec", description="RocketMQ broker overload protection: the spec and its checkers")
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    explore_command.register(subparsers)
+    register(subparsers)
     args = parser.parse_args(argv)
     code: int = args.func(args)
     return code

@@ -11,8 +11,7 @@ The build (``make compiled``, which ``make venv`` and the targets that use Spark
 ``spec/`` and ``traces/`` into :data:`BUILD` and compiles, next to their copies, the modules in
 :data:`COMPILED`. Left interpreted on purpose:
 
-- ``spec/symbolic.py``, ``spec/docgen.py``, ``spec/cli.py`` and the rest of ``traces/``: not on
-  the replay's path, and some import tools (CrossHair) that expect Python source.
+- the rest of ``traces/``: not on the replay's path.
 
 The build records the SHA-256 of every file it copied. :func:`compiled_path` gives the build
 only while each of them still equals the working tree's file; after any edit it gives None and
@@ -42,7 +41,7 @@ MANIFEST = "SOURCES.json"
 #: The packages copied into the build (whole, so that every import resolves inside it).
 PACKAGES = ("spec", "traces")
 #: Modules left interpreted (see the module docstring).
-INTERPRETED = frozenset({"spec/symbolic.py", "spec/docgen.py", "spec/cli.py"})
+INTERPRETED: frozenset[str] = frozenset()
 
 
 def _sources() -> list[Path]:

@@ -29,7 +29,7 @@ from spec.config import BrokerConfig
 from spec.invariants import MONITORS, STATE_CLAIMS, broken_state_claims
 from spec.machine import ActionNotEnabled, step
 from spec.state import NO_OUTPUTS, BrokerState, Outputs, Response, initial_state
-from spec.steptable import changed_fields, describe_action, render
+from properties.steptable import changed_fields, describe_action, render
 from traces.format import (
     HEADER_KIND,
     RESPONSE_KIND,

@@ -1,4 +1,4 @@
-"""spec.symbolic.check_worker_throws_inside_lock without its profile precondition, on profile 5.3.3.
+"""properties.symbolic.check_worker_throws_inside_lock without its profile precondition, on profile 5.3.3.
 
 Not a mistake planted in the spec but one planted in the contract: 5.x does not reset
 beginTimeInLock in ``finally``, so an exception inside the put lock leaves the lock free with a
@@ -11,7 +11,7 @@ from __future__ import annotations
 from spec.config import BrokerConfig
 from spec.profiles import PROFILES
 from spec.state import BrokerState
-from spec.symbolic import THROW_INSIDE_LOCK, LockFrame, after, claims_hold, lock_frame_config, premise
+from properties.symbolic import THROW_INSIDE_LOCK, LockFrame, after, claims_hold, lock_frame_config, premise
 
 _CONFIG_5_3_3 = lock_frame_config(PROFILES["5.3.3"])
 

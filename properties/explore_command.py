@@ -1,8 +1,7 @@
-"""The ``flowspec`` command.
+"""The ``flowspec explore`` subcommand: the spec checked by itself.
 
-``flowspec explore`` checks the spec by itself: exhaustive exploration of the model
-configurations in :mod:`spec.models`. ``flowspec record`` and ``flowspec check`` (traces) are
-registered by :mod:`traces.cli`.
+Exhaustive exploration of the model configurations in :mod:`properties.models`; the ``flowspec``
+command (:mod:`traces.cli`) registers it with :func:`register`.
 
 Exit status of ``explore``: 0 when no claim is broken and, over the models run, every
 sometimes-property was reached (or, with ``--expect-violation C``, when exactly the claims named
@@ -13,15 +12,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from collections.abc import Sequence
 
-from spec.explore import Exploration, explore
+from properties.explore import Exploration, explore
 from spec.invariants import ALL_CLAIMS, SOMETIMES
-from spec.models import MODELS, Model
+from properties.models import MODELS, Model
 from spec.profiles import DEFAULT_PROFILE, PROFILES, profile
 from spec.state import initial_state
-from spec.steptable import step_table
+from properties.steptable import step_table
 
 
 def _summary(model: Model, result: Exploration) -> dict[str, object]:
@@ -116,11 +113,9 @@ def run_explore(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``flowspec``."""
-    parser = argparse.ArgumentParser(prog="flowspec", description=__doc__.split("\n\n")[0] if __doc__ else None)
-    sub = parser.add_subparsers(dest="command", required=True)
-    ex = sub.add_parser("explore", help="exhaustively explore the spec's small models, checking every claim")
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``explore`` to the ``flowspec`` command line."""
+    ex = subparsers.add_parser("explore", help="exhaustively explore the spec's small models, checking every claim")
     ex.add_argument("--profile", default=DEFAULT_PROFILE, choices=sorted(PROFILES))
     ex.add_argument("--model", choices=sorted(MODELS), help="one model (default: all)")
     ex.add_argument("--json", action="store_true", help="print a JSON summary instead of tables")
@@ -134,21 +129,3 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--no-liveness", action="store_true", help="skip the bounded-liveness check")
     ex.add_argument("--max-states", type=int, help="stop after this many states (the result is then incomplete)")
     ex.set_defaults(func=run_explore)
-    try:
-        from traces.cli import register
-    except ImportError as e:  # the spec works without the trace tooling's dependencies
-        print(f"note: trace commands unavailable ({e})", file=sys.stderr)
-    else:
-        register(sub)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``flowspec`` console script."""
-    args = build_parser().parse_args(argv)
-    status: int = args.func(args)
-    return status
-
-
-if __name__ == "__main__":
-    sys.exit(main())

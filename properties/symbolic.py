@@ -1,6 +1,6 @@
 """Symbolic checks: CrossHair searches every contract of the spec for a counterexample.
 
-Run ``python -m spec.symbolic`` (``make symbolic``, part of ``make test``). Each function that
+Run ``python -m properties.symbolic`` (``make symbolic``, part of ``make test``). Each function that
 carries a PEP 316 contract (``pre:``/``post:`` lines in its docstring) is analysed by its own
 ``crosshair check --analysis_kind=PEP316 --per_condition_timeout=T`` process, two at a time;
 one line per function gives its verdict, then a summary line with the elapsed time. The exit
@@ -711,8 +711,8 @@ def check_dispatch_rejects_overload(frame: DispatchFrame) -> Next:
 
 # -- Running CrossHair -----------------------------------------------------------------------------
 
-#: The modules whose contract-carrying functions ``python -m spec.symbolic`` analyses.
-DEFAULT_MODULES = ("spec.putlock", "spec.storepool", "spec.fastfailure", "spec.symbolic")
+#: The modules whose contract-carrying functions ``python -m properties.symbolic`` analyses.
+DEFAULT_MODULES = ("spec.putlock", "spec.storepool", "spec.fastfailure", "properties.symbolic")
 
 # One line of ``crosshair check`` output: "<file>:<line>: <info|error>: <message>".
 _MESSAGE = re.compile(r"^.+?:\d+: (?:info|error): (?P<text>.*)$")
@@ -823,7 +823,7 @@ def describe(result: Result, width: int) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Analyse every contract in the given modules (default: :data:`DEFAULT_MODULES`); 0 if none fails."""
-    parser = argparse.ArgumentParser(prog="python -m spec.symbolic", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m properties.symbolic", description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", default=list(DEFAULT_MODULES), help="modules whose contracts to check")
     parser.add_argument(
         "--per-condition-timeout", type=float, default=3.0, help="CPU seconds CrossHair may spend on one condition"

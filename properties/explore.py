@@ -23,7 +23,7 @@ from spec.invariants import (
 )
 from spec.machine import Environment, successors
 from spec.state import BrokerState, initial_state
-from spec.steptable import Step
+from properties.steptable import Step
 
 
 @dataclass
