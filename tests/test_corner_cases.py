@@ -22,18 +22,18 @@ from typing import Any
 
 import pytest
 
-from spec.corners import COVERED, LEFT_OUT
-from spec.actions import (
-    Action,
+from properties.corners import COVERED, LEFT_OUT
+from spec.actors import Action
+from spec.commitservice import CommitServiceCommits, CommitServiceReturnsBuffer
+from spec.environment import (
     ClockAdvances,
-    CommitServiceCommits,
-    CommitServiceReturnsBuffer,
-    DispatchAnswersNotSupported,
-    DispatchCreatesTask,
-    DispatchQueuesTask,
-    DispatchRejectsOverload,
-    DispatchRejectsRequest,
-    DispatchStartsWorker,
+    HaServiceAcquiresPutLock,
+    HaServiceReleasesPutLock,
+    InternalTaskSubmitted,
+    OperatorSetsFastFailureEnable,
+    OperatorSetsQueueWait,
+)
+from spec.fastfailure import (
     FastFailureCleansExpiredHead,
     FastFailureDrainsBusySendQueue,
     FastFailureDropsForeignElement,
@@ -41,12 +41,17 @@ from spec.actions import (
     FastFailureSkipsRun,
     FastFailureStartsRun,
     FastFailureStopsAtHead,
-    HaServiceAcquiresPutLock,
-    HaServiceReleasesPutLock,
-    InternalTaskSubmitted,
-    OperatorSetsFastFailureEnable,
-    OperatorSetsQueueWait,
+)
+from spec.remoting import (
+    DispatchAnswersNotSupported,
+    DispatchCreatesTask,
+    DispatchQueuesTask,
+    DispatchRejectsOverload,
+    DispatchRejectsRequest,
+    DispatchStartsWorker,
     RequestArrives,
+)
+from spec.workers import (
     WorkerAcquiresPutLock,
     WorkerAppendsAndUnlocks,
     WorkerCreatesMappedFile,
@@ -59,7 +64,9 @@ from spec.actions import (
 from spec.client import SendMode, retries_on_broker_code
 from spec.codes import RequestCode, ResponseCode, ResponseKind
 from spec.config import BUSY_UPPER_BOUND_MS, BrokerConfig, FlushDiskType, broker_config
-from spec.machine import enabled, step
+from spec import machine, state
+from spec.frozen import record
+from spec.machine import enabled
 from spec.profiles import PROFILE_4_3_2, PROFILE_4_9_8, PROFILE_5_3_3, ExecutorName, Profile, PutLockKind
 from spec.putlock import FREE_LOCK, PutLock
 from spec.remoting import route
@@ -70,7 +77,6 @@ from spec.state import (
     MappedFile,
     RequestTask,
     Response,
-    initial_state,
     with_executor,
 )
 from spec.storepool import (
@@ -84,6 +90,43 @@ from spec.workers import holder_of
 SEND = ExecutorName.SEND
 PULL = ExecutorName.PULL
 ALL_PROFILES = (PROFILE_4_3_2, PROFILE_4_9_8, PROFILE_5_3_3)
+
+
+@record
+class Traced(BrokerState):
+    """A spec state together with what the steps that led to it output, so that a corner's test can
+    assert on every answer so far. The spec's state keeps no history (its steps return their
+    outputs); this record is the tests' own ledger, carried through the spec's effects by
+    ``replace``, which copies every field."""
+
+    responses: tuple[Response, ...] = ()  # every response written, in order
+    finished_silently: frozenset[int] = frozenset()  # requests settled without a response
+    started: frozenset[int] = frozenset()  # requests whose processor started
+    cancelled: frozenset[int] = frozenset()  # requests phase 2 removed and marked stopRun
+
+    @property
+    def answered(self) -> frozenset[int]:
+        """Ids of the requests that got a response."""
+        return frozenset(r.request_id for r in self.responses)
+
+
+def initial_state(config: BrokerConfig) -> Traced:
+    """The spec's initial state, with an empty ledger."""
+    return Traced(**vars(state.initial_state(config)))
+
+
+def step(config: BrokerConfig, s: BrokerState, a: Action) -> Traced:
+    """The spec's step, its outputs added to the ledger."""
+    after, out = machine.step(config, s, a)
+    traced = after if isinstance(after, Traced) else Traced(**vars(after))
+    cancelled = {r.request_id for r in out.responses if isinstance(a, FastFailureCleansExpiredHead)}
+    return replace(
+        traced,
+        responses=traced.responses + out.responses,
+        finished_silently=traced.finished_silently | set(out.finished_silently),
+        started=traced.started | set(out.started),
+        cancelled=traced.cancelled | cancelled,
+    )
 
 
 def case_id(value: object) -> str:
@@ -931,4 +974,4 @@ def test_every_corner_is_tested_or_left_out_with_a_reason() -> None:
     tested = {int(m.group(1)) for name in globals() if (m := re.fullmatch(r"test_corner_(\d\d)_\w+", name))}
     assert tested & set(LEFT_OUT) == set(), "a corner is both tested and left out"
     assert tested | set(LEFT_OUT) == set(range(1, 40)), f"missing: {set(range(1, 40)) - tested - set(LEFT_OUT)}"
-    assert tested == set(COVERED), f"spec.corners.COVERED {sorted(COVERED)} != tested corners {sorted(tested)}"
+    assert tested == set(COVERED), f"properties.corners.COVERED {sorted(COVERED)} != tested corners {sorted(tested)}"

@@ -40,12 +40,12 @@ def test_a_threaded_run_is_a_valid_interleaving_of_spec_steps() -> None:
     recorder = ListRecorder()
     run = run_threaded(config, workload, seconds=1.5, max_steps=4000, recorder=recorder)
 
-    assert run.elapsed_s < 4.0, f"the run took {run.elapsed_s:.1f} s to stop"
     assert len(recorder.steps) == run.steps <= 4000
     s = initial_state(config)
     for i, recorded in enumerate(recorder.steps):
-        s = step(config, s, recorded.action)  # raises if the recorded step was not enabled
+        s, out = step(config, s, recorded.action)  # raises if the recorded step was not enabled
         assert s.now == recorded.now, f"step {i}: recorded clock {recorded.now}, spec clock {s.now}"
+        assert out.responses == recorded.responses, f"step {i}: recorded {recorded.responses}, spec {out.responses}"
     assert s == run.broker.observe()
     assert [r for st in recorder.steps for r in st.responses] == run.broker.responses
     kinds = Counter(type(st.action).__name__ for st in recorder.steps)
