@@ -15,12 +15,7 @@ from dataclasses import dataclass, field
 
 from spec.actors import Action
 from spec.config import BrokerConfig
-from spec.invariants import (
-    EVENTUALLY,
-    SOMETIMES,
-    broken_state_claims,
-    broken_monitors,
-)
+from spec.invariants import EVENTUALLY, SOMETIMES, broken_monitors, broken_state_claims
 from spec.machine import Environment, successors
 from spec.state import BrokerState, initial_state
 from properties.steptable import Step

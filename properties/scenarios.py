@@ -17,22 +17,17 @@ from spec.actors import COMMIT_SERVICE, FAST_FAILURE, IoThreadId, ThreadId, Work
 from reference.broker import Broker
 from reference.remoting import FutureTaskExt, RemotingCommand, RequestTask
 from spec import client, state
-from spec.environment import (
-    ClockAdvances,
-    InternalTaskSubmitted,
-    OperatorSetsFastFailureEnable,
-    OperatorSetsQueueWait,
-)
+from spec.environment import ClockAdvances, InternalTaskSubmitted, OperatorSetsFastFailureEnable, OperatorSetsQueueWait
 from spec.fastfailure import FastFailureStartsRun
 from spec.remoting import RequestArrives
 from spec.codes import (
     OVERLOAD_REMARK,
     PC_SYNCHRONIZED_REMARK,
     REJECT_REQUEST_REMARK,
+    pcbusy_remark,
     RequestCode,
     ResponseCode,
     ResponseKind,
-    pcbusy_remark,
     timeout_remark,
 )
 from spec.config import BrokerConfig, RateLimitConfig, broker_config

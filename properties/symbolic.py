@@ -22,12 +22,12 @@ What is covered
    does; ``throw_inside_lock``'s contract is conditional on ``reset_in_finally`` on purpose.
 
 2. **Action contracts**, the ``check_<action>`` functions below, one for each action whose
-   effect changes the put lock, the pool or a queue under fast failure: WorkerAcquiresPutLock,
-   WorkerAppendsAndUnlocks, WorkerThrowsInsideLock, HaServiceAcquiresPutLock,
-   HaServiceReleasesPutLock (on a :class:`LockFrame`), WorkerCreatesMappedFile,
-   CommitServiceCommits and CommitServiceReturnsBuffer (on a :class:`PoolFrame`),
-   WorkerTakesTask and the six fast-failure actions but FastFailureDropsForeignElement (on a
-   :class:`QueueFrame`), and RequestArrives and the five dispatch actions of a routed request
+   effect changes the put lock, the pool or a queue under fast failure: workers.WorkerAcquiresPutLock,
+   workers.WorkerAppendsAndUnlocks, workers.WorkerThrowsInsideLock, environment.HaServiceAcquiresPutLock,
+   environment.HaServiceReleasesPutLock (on a :class:`LockFrame`), workers.WorkerCreatesMappedFile,
+   commitservice.CommitServiceCommits and commitservice.CommitServiceReturnsBuffer (on a :class:`PoolFrame`),
+   workers.WorkerTakesTask and the six fast-failure actions but FastFailureDropsForeignElement (on a
+   :class:`QueueFrame`), and remoting.RequestArrives and the five dispatch actions of a routed request
    (on a :class:`DispatchFrame`). Each contract reads: *given every state
    claim, the lemma* :func:`begin_time_is_set_only_by_a_writer` *and the action's guard, after
    the step every state claim and the lemma hold and no transition claim breaks*. Guard, step
@@ -61,8 +61,8 @@ What is covered
 
    The remaining state claims (requests, queues, responses) are evaluated too, on the frames'
    fixed part: nothing queued, and each worker's request placed consistently with its stage.
-   WorkerAppendsAndUnlocks is checked on the lock frame only; its append is covered by
-   ``append_message``'s contract and moves no buffer. WorkerThrowsInsideLock also requires that
+   workers.WorkerAppendsAndUnlocks is checked on the lock frame only; its append is covered by
+   ``append_message``'s contract and moves no buffer. workers.WorkerThrowsInsideLock also requires that
    the profile resets beginTimeInLock in ``finally``: in every other profile the step breaks
    ``begin_time_is_zero_when_lock_is_free``, the stuck-busy bug the spec exists to show
    (``tests/planted/stuck_lock.py`` drops that precondition on profile 5.3.3, and CrossHair
@@ -95,32 +95,8 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
+from spec import commitservice, environment, fastfailure, remoting, workers
 from spec.actors import Action
-from spec.commitservice import CommitServiceCommits, CommitServiceReturnsBuffer
-from spec.environment import HaServiceAcquiresPutLock, HaServiceReleasesPutLock
-from spec.fastfailure import (
-    FastFailureCleansExpiredHead,
-    FastFailureDrainsBusySendQueue,
-    FastFailureEndsBusyDrain,
-    FastFailureSkipsRun,
-    FastFailureStartsRun,
-    FastFailureStopsAtHead,
-)
-from spec.remoting import (
-    DispatchCreatesTask,
-    DispatchQueuesTask,
-    DispatchRejectsOverload,
-    DispatchRejectsRequest,
-    DispatchStartsWorker,
-    RequestArrives,
-)
-from spec.workers import (
-    WorkerAcquiresPutLock,
-    WorkerAppendsAndUnlocks,
-    WorkerCreatesMappedFile,
-    WorkerTakesTask,
-    WorkerThrowsInsideLock,
-)
 from spec.codes import RequestCode, ResponseCode, ResponseKind
 from spec.config import BrokerConfig, broker_config
 from spec.frozen import record
@@ -129,19 +105,19 @@ from spec.machine import enabled, step
 from spec.profiles import PROFILES, ExecutorName, Profile
 from spec.putlock import FREE_LOCK, HA_SERVICE, Holder, PutLock, acquire_for_put
 from spec.state import (
-    Next,
     BrokerState,
     Executor,
     FastFailurePhase,
+    initial_state,
     IoStage,
     IoThread,
     MappedFile,
+    Next,
     Request,
     RequestTask,
     Response,
     Worker,
     WorkerStage,
-    initial_state,
 )
 from spec.workers import holder_of
 
@@ -149,7 +125,7 @@ from spec.workers import holder_of
 
 #: The profile of the frames: a version in which every claim holds (4.9.3–4.9.8 reset
 #: beginTimeInLock in ``finally``). The steps checked here read the profile only for that flag
-#: (WorkerThrowsInsideLock) and for whether the pool needs ASYNC_FLUSH (the default flush type).
+#: (workers.WorkerThrowsInsideLock) and for whether the pool needs ASYNC_FLUSH (the default flush type).
 FRAME_PROFILE: Profile = PROFILES["4.9.8"]
 
 
@@ -505,14 +481,14 @@ def claims_hold(frame: Frame, action: Action, result: Next) -> bool:
 
 
 # Worker actions are taken by send worker 0; worker 1 is its symmetric twin.
-ACQUIRE_PUT_LOCK = WorkerAcquiresPutLock(ExecutorName.SEND, 0)
-APPEND_AND_UNLOCK = WorkerAppendsAndUnlocks(ExecutorName.SEND, 0)
-THROW_INSIDE_LOCK = WorkerThrowsInsideLock(ExecutorName.SEND, 0)
-CREATE_MAPPED_FILE = WorkerCreatesMappedFile(ExecutorName.SEND, 0)
+ACQUIRE_PUT_LOCK = workers.WorkerAcquiresPutLock(ExecutorName.SEND, 0)
+APPEND_AND_UNLOCK = workers.WorkerAppendsAndUnlocks(ExecutorName.SEND, 0)
+THROW_INSIDE_LOCK = workers.WorkerThrowsInsideLock(ExecutorName.SEND, 0)
+CREATE_MAPPED_FILE = workers.WorkerCreatesMappedFile(ExecutorName.SEND, 0)
 
 
 def check_worker_acquires_put_lock(frame: LockFrame) -> Next:
-    """WorkerAcquiresPutLock keeps every claim.
+    """workers.WorkerAcquiresPutLock keeps every claim.
 
     pre: premise(frame, ACQUIRE_PUT_LOCK)
     post: claims_hold(frame, ACQUIRE_PUT_LOCK, __return__)
@@ -521,7 +497,7 @@ def check_worker_acquires_put_lock(frame: LockFrame) -> Next:
 
 
 def check_worker_appends_and_unlocks(frame: LockFrame) -> Next:
-    """WorkerAppendsAndUnlocks keeps every claim (its append is covered by ``append_message``'s contract).
+    """workers.WorkerAppendsAndUnlocks keeps every claim (its append is covered by ``append_message``'s contract).
 
     pre: premise(frame, APPEND_AND_UNLOCK)
     post: claims_hold(frame, APPEND_AND_UNLOCK, __return__)
@@ -530,7 +506,7 @@ def check_worker_appends_and_unlocks(frame: LockFrame) -> Next:
 
 
 def check_worker_throws_inside_lock(frame: LockFrame) -> Next:
-    """WorkerThrowsInsideLock keeps every claim in the profiles that reset beginTimeInLock in ``finally``.
+    """workers.WorkerThrowsInsideLock keeps every claim in the profiles that reset beginTimeInLock in ``finally``.
 
     pre: frame.config().profile.begin_time_reset_in_finally
     pre: premise(frame, THROW_INSIDE_LOCK)
@@ -540,25 +516,25 @@ def check_worker_throws_inside_lock(frame: LockFrame) -> Next:
 
 
 def check_ha_service_acquires_put_lock(frame: LockFrame) -> Next:
-    """HaServiceAcquiresPutLock keeps every claim.
+    """environment.HaServiceAcquiresPutLock keeps every claim.
 
-    pre: premise(frame, HaServiceAcquiresPutLock())
-    post: claims_hold(frame, HaServiceAcquiresPutLock(), __return__)
+    pre: premise(frame, environment.HaServiceAcquiresPutLock())
+    post: claims_hold(frame, environment.HaServiceAcquiresPutLock(), __return__)
     """
-    return after(frame, HaServiceAcquiresPutLock())
+    return after(frame, environment.HaServiceAcquiresPutLock())
 
 
 def check_ha_service_releases_put_lock(frame: LockFrame) -> Next:
-    """HaServiceReleasesPutLock keeps every claim.
+    """environment.HaServiceReleasesPutLock keeps every claim.
 
-    pre: premise(frame, HaServiceReleasesPutLock())
-    post: claims_hold(frame, HaServiceReleasesPutLock(), __return__)
+    pre: premise(frame, environment.HaServiceReleasesPutLock())
+    post: claims_hold(frame, environment.HaServiceReleasesPutLock(), __return__)
     """
-    return after(frame, HaServiceReleasesPutLock())
+    return after(frame, environment.HaServiceReleasesPutLock())
 
 
 def check_worker_creates_mapped_file(frame: PoolFrame) -> Next:
-    """WorkerCreatesMappedFile keeps every claim.
+    """workers.WorkerCreatesMappedFile keeps every claim.
 
     pre: premise(frame, CREATE_MAPPED_FILE)
     post: claims_hold(frame, CREATE_MAPPED_FILE, __return__)
@@ -567,30 +543,30 @@ def check_worker_creates_mapped_file(frame: PoolFrame) -> Next:
 
 
 def check_commit_service_commits(frame: PoolFrame) -> Next:
-    """CommitServiceCommits keeps every claim.
+    """commitservice.CommitServiceCommits keeps every claim.
 
-    pre: premise(frame, CommitServiceCommits())
-    post: claims_hold(frame, CommitServiceCommits(), __return__)
+    pre: premise(frame, commitservice.CommitServiceCommits())
+    post: claims_hold(frame, commitservice.CommitServiceCommits(), __return__)
     """
-    return after(frame, CommitServiceCommits())
+    return after(frame, commitservice.CommitServiceCommits())
 
 
 def check_commit_service_returns_buffer(frame: PoolFrame) -> Next:
-    """CommitServiceReturnsBuffer keeps every claim.
+    """commitservice.CommitServiceReturnsBuffer keeps every claim.
 
-    pre: premise(frame, CommitServiceReturnsBuffer())
-    post: claims_hold(frame, CommitServiceReturnsBuffer(), __return__)
+    pre: premise(frame, commitservice.CommitServiceReturnsBuffer())
+    post: claims_hold(frame, commitservice.CommitServiceReturnsBuffer(), __return__)
     """
-    return after(frame, CommitServiceReturnsBuffer())
+    return after(frame, commitservice.CommitServiceReturnsBuffer())
 
 
-TAKE_TASK = WorkerTakesTask(ExecutorName.SEND, 1)
-CLEAN_SEND_HEAD = FastFailureCleansExpiredHead(ExecutorName.SEND)
-STOP_AT_SEND_HEAD = FastFailureStopsAtHead(ExecutorName.SEND)
+TAKE_TASK = workers.WorkerTakesTask(ExecutorName.SEND, 1)
+CLEAN_SEND_HEAD = fastfailure.FastFailureCleansExpiredHead(ExecutorName.SEND)
+STOP_AT_SEND_HEAD = fastfailure.FastFailureStopsAtHead(ExecutorName.SEND)
 
 
 def check_worker_takes_task(frame: QueueFrame) -> Next:
-    """WorkerTakesTask keeps every claim.
+    """workers.WorkerTakesTask keeps every claim.
 
     pre: premise(frame, TAKE_TASK)
     post: claims_hold(frame, TAKE_TASK, __return__)
@@ -599,43 +575,43 @@ def check_worker_takes_task(frame: QueueFrame) -> Next:
 
 
 def check_fast_failure_starts_run(frame: QueueFrame) -> Next:
-    """FastFailureStartsRun keeps every claim.
+    """fastfailure.FastFailureStartsRun keeps every claim.
 
-    pre: premise(frame, FastFailureStartsRun())
-    post: claims_hold(frame, FastFailureStartsRun(), __return__)
+    pre: premise(frame, fastfailure.FastFailureStartsRun())
+    post: claims_hold(frame, fastfailure.FastFailureStartsRun(), __return__)
     """
-    return after(frame, FastFailureStartsRun())
+    return after(frame, fastfailure.FastFailureStartsRun())
 
 
 def check_fast_failure_skips_run(frame: QueueFrame) -> Next:
-    """FastFailureSkipsRun keeps every claim.
+    """fastfailure.FastFailureSkipsRun keeps every claim.
 
-    pre: premise(frame, FastFailureSkipsRun())
-    post: claims_hold(frame, FastFailureSkipsRun(), __return__)
+    pre: premise(frame, fastfailure.FastFailureSkipsRun())
+    post: claims_hold(frame, fastfailure.FastFailureSkipsRun(), __return__)
     """
-    return after(frame, FastFailureSkipsRun())
+    return after(frame, fastfailure.FastFailureSkipsRun())
 
 
 def check_fast_failure_drains_busy_send_queue(frame: QueueFrame) -> Next:
-    """FastFailureDrainsBusySendQueue keeps every claim (pcbusy_answers_only_while_busy among them).
+    """fastfailure.FastFailureDrainsBusySendQueue keeps every claim (pcbusy_answers_only_while_busy among them).
 
-    pre: premise(frame, FastFailureDrainsBusySendQueue())
-    post: claims_hold(frame, FastFailureDrainsBusySendQueue(), __return__)
+    pre: premise(frame, fastfailure.FastFailureDrainsBusySendQueue())
+    post: claims_hold(frame, fastfailure.FastFailureDrainsBusySendQueue(), __return__)
     """
-    return after(frame, FastFailureDrainsBusySendQueue())
+    return after(frame, fastfailure.FastFailureDrainsBusySendQueue())
 
 
 def check_fast_failure_ends_busy_drain(frame: QueueFrame) -> Next:
-    """FastFailureEndsBusyDrain keeps every claim.
+    """fastfailure.FastFailureEndsBusyDrain keeps every claim.
 
-    pre: premise(frame, FastFailureEndsBusyDrain())
-    post: claims_hold(frame, FastFailureEndsBusyDrain(), __return__)
+    pre: premise(frame, fastfailure.FastFailureEndsBusyDrain())
+    post: claims_hold(frame, fastfailure.FastFailureEndsBusyDrain(), __return__)
     """
-    return after(frame, FastFailureEndsBusyDrain())
+    return after(frame, fastfailure.FastFailureEndsBusyDrain())
 
 
 def check_fast_failure_cleans_expired_head(frame: QueueFrame) -> Next:
-    """FastFailureCleansExpiredHead keeps every claim (timeout_answers_only_after_the_queue_wait among them).
+    """fastfailure.FastFailureCleansExpiredHead keeps every claim (timeout_answers_only_after_the_queue_wait among them).
 
     pre: premise(frame, CLEAN_SEND_HEAD)
     post: claims_hold(frame, CLEAN_SEND_HEAD, __return__)
@@ -644,7 +620,7 @@ def check_fast_failure_cleans_expired_head(frame: QueueFrame) -> Next:
 
 
 def check_fast_failure_stops_at_head(frame: QueueFrame) -> Next:
-    """FastFailureStopsAtHead keeps every claim.
+    """fastfailure.FastFailureStopsAtHead keeps every claim.
 
     pre: premise(frame, STOP_AT_SEND_HEAD)
     post: claims_hold(frame, STOP_AT_SEND_HEAD, __return__)
@@ -652,11 +628,11 @@ def check_fast_failure_stops_at_head(frame: QueueFrame) -> Next:
     return after(frame, STOP_AT_SEND_HEAD)
 
 
-ARRIVE = RequestArrives(0, RequestCode.SEND_MESSAGE, "TopicTest", False)
+ARRIVE = remoting.RequestArrives(0, RequestCode.SEND_MESSAGE, "TopicTest", False)
 
 
 def check_request_arrives(frame: DispatchFrame) -> Next:
-    """RequestArrives keeps every claim.
+    """remoting.RequestArrives keeps every claim.
 
     pre: premise(frame, ARRIVE)
     post: claims_hold(frame, ARRIVE, __return__)
@@ -665,48 +641,48 @@ def check_request_arrives(frame: DispatchFrame) -> Next:
 
 
 def check_dispatch_rejects_request(frame: DispatchFrame) -> Next:
-    """DispatchRejectsRequest keeps every claim (reject_request_answers_only_while_busy_or_deficient among them).
+    """remoting.DispatchRejectsRequest keeps every claim (reject_request_answers_only_while_busy_or_deficient among them).
 
-    pre: premise(frame, DispatchRejectsRequest(0))
-    post: claims_hold(frame, DispatchRejectsRequest(0), __return__)
+    pre: premise(frame, remoting.DispatchRejectsRequest(0))
+    post: claims_hold(frame, remoting.DispatchRejectsRequest(0), __return__)
     """
-    return after(frame, DispatchRejectsRequest(0))
+    return after(frame, remoting.DispatchRejectsRequest(0))
 
 
 def check_dispatch_creates_task(frame: DispatchFrame) -> Next:
-    """DispatchCreatesTask keeps every claim.
+    """remoting.DispatchCreatesTask keeps every claim.
 
-    pre: premise(frame, DispatchCreatesTask(0))
-    post: claims_hold(frame, DispatchCreatesTask(0), __return__)
+    pre: premise(frame, remoting.DispatchCreatesTask(0))
+    post: claims_hold(frame, remoting.DispatchCreatesTask(0), __return__)
     """
-    return after(frame, DispatchCreatesTask(0))
+    return after(frame, remoting.DispatchCreatesTask(0))
 
 
 def check_dispatch_starts_worker(frame: DispatchFrame) -> Next:
-    """DispatchStartsWorker keeps every claim (no_queue_exceeds_its_capacity bounds the threads too).
+    """remoting.DispatchStartsWorker keeps every claim (no_queue_exceeds_its_capacity bounds the threads too).
 
-    pre: premise(frame, DispatchStartsWorker(0))
-    post: claims_hold(frame, DispatchStartsWorker(0), __return__)
+    pre: premise(frame, remoting.DispatchStartsWorker(0))
+    post: claims_hold(frame, remoting.DispatchStartsWorker(0), __return__)
     """
-    return after(frame, DispatchStartsWorker(0))
+    return after(frame, remoting.DispatchStartsWorker(0))
 
 
 def check_dispatch_queues_task(frame: DispatchFrame) -> Next:
-    """DispatchQueuesTask keeps every claim.
+    """remoting.DispatchQueuesTask keeps every claim.
 
-    pre: premise(frame, DispatchQueuesTask(0))
-    post: claims_hold(frame, DispatchQueuesTask(0), __return__)
+    pre: premise(frame, remoting.DispatchQueuesTask(0))
+    post: claims_hold(frame, remoting.DispatchQueuesTask(0), __return__)
     """
-    return after(frame, DispatchQueuesTask(0))
+    return after(frame, remoting.DispatchQueuesTask(0))
 
 
 def check_dispatch_rejects_overload(frame: DispatchFrame) -> Next:
-    """DispatchRejectsOverload keeps every claim (overload_answers_only_when_the_queue_is_full among them).
+    """remoting.DispatchRejectsOverload keeps every claim (overload_answers_only_when_the_queue_is_full among them).
 
-    pre: premise(frame, DispatchRejectsOverload(0))
-    post: claims_hold(frame, DispatchRejectsOverload(0), __return__)
+    pre: premise(frame, remoting.DispatchRejectsOverload(0))
+    post: claims_hold(frame, remoting.DispatchRejectsOverload(0), __return__)
     """
-    return after(frame, DispatchRejectsOverload(0))
+    return after(frame, remoting.DispatchRejectsOverload(0))
 
 
 # -- Running CrossHair -----------------------------------------------------------------------------

@@ -24,23 +24,23 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 
+from spec import environment, remoting
 from spec.actors import Action
 from spec.codes import (
     OVERLOAD_REMARK,
     PUT_CODES,
     REJECT_REQUEST_REMARK,
-    ResponseCode,
-    ResponseKind,
     parse_clean_queue_remark,
     parse_rate_limit_remark,
+    ResponseCode,
+    ResponseKind,
 )
 from spec.config import BrokerConfig
 from spec.frozen import record, replace
-from spec.environment import ClockAdvances, HaServiceReleasesPutLock
 from spec.machine import Environment, candidate_actions, enabled, step
 from spec.profiles import ExecutorName
 from spec.putlock import HA_SERVICE, begin_time_is_zero_when_free, is_os_page_cache_busy
-from spec.remoting import RequestArrives, route
+from spec.remoting import route
 from spec.state import BrokerState, Outputs, RequestTask, Response, WorkerStage
 from spec.storepool import buffers_partition_the_pool, is_transient_store_pool_deficient
 from spec.workers import busy_answer, holder_of
@@ -395,15 +395,15 @@ def quiescence_step(config: BrokerConfig, s: BrokerState, env: Environment) -> t
     """
     a: Action
     if s.lock.holder == HA_SERVICE:
-        a = HaServiceReleasesPutLock()
+        a = environment.HaServiceReleasesPutLock()
         return (a, *step(config, s, a))
     if not s.requests_inside():
         return None
     quiet = _quiescent_environment(env)
     for a in candidate_actions(config, s, quiet):
-        if not isinstance(a, RequestArrives) and enabled(config, s, a):
+        if not isinstance(a, remoting.RequestArrives) and enabled(config, s, a):
             return (a, *step(config, s, a))
-    a = ClockAdvances(config.fast_failure_period_ms)
+    a = environment.ClockAdvances(config.fast_failure_period_ms)
     return (a, *step(config, s, a))
 
 

@@ -25,20 +25,10 @@ from typing import Any, TypeVar
 from spec import commitservice, environment, fastfailure, remoting, workers
 from spec.codes import RequestCode
 from spec.config import BrokerConfig
-from spec.environment import (
-    ClockAdvances,
-    HaServiceAcquiresPutLock,
-    HaServiceReleasesPutLock,
-    InternalTaskSubmitted,
-    OperatorSetsFastFailureEnable,
-    OperatorSetsQueueWait,
-)
 from spec.frozen import record
 from spec.profiles import ExecutorName
-from spec.remoting import RateLimitHandlerFailsOpen, RequestArrives
 from spec.state import BrokerState, FastFailurePhase, Next, Outputs
 from spec.actors import Action, CommitServiceStep, FastFailureStep, IoThreadStep, WorkerStep
-from spec.workers import WorkerThrowsInsideLock
 
 A = TypeVar("A", bound=Action)
 Guard = Callable[[BrokerConfig, BrokerState, Any], bool]
@@ -110,7 +100,7 @@ class Environment:
     max_requests: int  # how many requests arrive in all
     clock_steps: tuple[int, ...]  # the amounts (ms) the clock may advance by in one step
     max_elapsed_ms: int  # the clock never passes start + this
-    exceptions_in_lock: bool = False  # whether a worker inside the put lock may throw (WorkerThrowsInsideLock)
+    exceptions_in_lock: bool = False  # whether a worker inside the put lock may throw (workers.WorkerThrowsInsideLock)
     ha_appends: bool = False  # whether the HA service takes the put lock
     foreign_tasks: tuple[ExecutorName, ...] = ()  # executors that may get a non-RequestTask element
     max_foreign_tasks: int = 0  # how many such elements in all
@@ -146,9 +136,9 @@ def candidate_actions(config: BrokerConfig, s: BrokerState, env: Environment) ->
     for io in range(len(s.io_threads)):
         if s.next_request_id <= env.max_requests:
             for t in env.requests:
-                yield RequestArrives(io, t.code, t.topic, t.oneway)
+                yield remoting.RequestArrives(io, t.code, t.topic, t.oneway)
         if env.limiter_overflows:
-            yield RateLimitHandlerFailsOpen(io)
+            yield remoting.RateLimitHandlerFailsOpen(io)
         for io_step in _IO_STEPS:
             yield io_step(io)
     for executor in s.executors:
@@ -156,7 +146,7 @@ def candidate_actions(config: BrokerConfig, s: BrokerState, env: Environment) ->
             for worker_step in _WORKER_STEPS:
                 yield worker_step(executor.name, w)
             if env.exceptions_in_lock:
-                yield WorkerThrowsInsideLock(executor.name, w)
+                yield workers.WorkerThrowsInsideLock(executor.name, w)
     for make in _THREAD_STEPS:
         yield make()
     for queue, _ in s.queue_waits:
@@ -166,17 +156,17 @@ def candidate_actions(config: BrokerConfig, s: BrokerState, env: Environment) ->
     if not (env.punctual_fast_failure and run_due):
         for ms in env.clock_steps:
             if s.now + ms <= config.start_time_ms + env.max_elapsed_ms:
-                yield ClockAdvances(ms)
+                yield environment.ClockAdvances(ms)
     for value in env.fast_failure_toggles:
-        yield OperatorSetsFastFailureEnable(value)
+        yield environment.OperatorSetsFastFailureEnable(value)
     for queue, wait in env.queue_wait_changes:
-        yield OperatorSetsQueueWait(queue, wait)
+        yield environment.OperatorSetsQueueWait(queue, wait)
     if s.next_foreign_id <= env.max_foreign_tasks:
         for name in env.foreign_tasks:
-            yield InternalTaskSubmitted(name)
+            yield environment.InternalTaskSubmitted(name)
     if env.ha_appends:
-        yield HaServiceAcquiresPutLock()
-        yield HaServiceReleasesPutLock()
+        yield environment.HaServiceAcquiresPutLock()
+        yield environment.HaServiceReleasesPutLock()
 
 
 def actions(config: BrokerConfig, s: BrokerState, env: Environment) -> list[Action]:

@@ -19,11 +19,11 @@ from spec.codes import (
     OVERLOAD_REMARK,
     PUT_CODES,
     REJECT_REQUEST_REMARK,
+    not_supported_remark,
+    rate_limit_remark,
     RequestCode,
     ResponseCode,
     ResponseKind,
-    not_supported_remark,
-    rate_limit_remark,
 )
 from spec.config import BrokerConfig
 from spec.frozen import record, replace
@@ -31,20 +31,20 @@ from spec.limiter import circuit_breaker_acquire, create_bucket
 from spec.profiles import ExecutorName
 from spec.putlock import is_os_page_cache_busy
 from spec.state import (
-    Bucket,
+    NO_OUTPUTS,
     BrokerState,
+    Bucket,
     IoStage,
     IoThread,
+    Next,
     Request,
     RequestTask,
     Response,
-    Worker,
-    WorkerStage,
-    NO_OUTPUTS,
-    Next,
     settle,
     with_executor,
     with_io_thread,
+    Worker,
+    WorkerStage,
 )
 from spec.storepool import is_transient_store_pool_deficient
 from spec.actors import EnvironmentInput, Fault, IoThreadStep

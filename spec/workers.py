@@ -23,34 +23,27 @@ S/DefaultMessageStore.java putMessage / asyncPutMessage and B/util/HookUtils.che
 from __future__ import annotations
 
 
-from spec.codes import (
-    PC_SYNCHRONIZED_REMARK,
-    PUT_CODES,
-    RequestCode,
-    ResponseCode,
-    ResponseKind,
-    not_supported_remark,
-)
+from spec.codes import PC_SYNCHRONIZED_REMARK, PUT_CODES, not_supported_remark, RequestCode, ResponseCode, ResponseKind
 from spec.config import BrokerConfig
 from spec.frozen import record, replace
 from spec.profiles import ExecutorName, Profile
 from spec.putlock import Holder, acquire_for_put, is_os_page_cache_busy, release_after_put, throw_inside_lock
 from spec.state import (
+    NO_OUTPUTS,
     BrokerState,
     Executor,
     ForeignTask,
+    Next,
+    Outputs,
     QueueElement,
     Request,
     RequestTask,
     Response,
-    Worker,
-    WorkerStage,
-    NO_OUTPUTS,
-    Next,
-    Outputs,
     settle,
     with_executor,
     with_worker,
+    Worker,
+    WorkerStage,
 )
 from spec.storepool import append_message, create_mapped_file, current_file_has_room
 from spec.actors import Fault, WorkerStep

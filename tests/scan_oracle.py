@@ -13,14 +13,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from spec import commitservice, environment, fastfailure, remoting, workers
 from spec.codes import (
     OVERLOAD_REMARK,
     PC_SYNCHRONIZED_REMARK,
     REJECT_REQUEST_REMARK,
-    RequestCode,
-    ResponseCode,
     parse_clean_queue_remark,
     parse_rate_limit_remark,
+    RequestCode,
+    ResponseCode,
 )
 from spec.config import BrokerConfig
 from spec.limiter import circuit_breaker_acquire, create_bucket
@@ -28,10 +29,10 @@ from spec.profiles import ExecutorName
 from spec.putlock import (
     FREE_LOCK,
     HA_SERVICE,
-    PutLock,
     acquire_for_ha,
     acquire_for_put,
     is_os_page_cache_busy,
+    PutLock,
     release_after_put,
     release_for_ha,
     throw_inside_lock,
@@ -40,52 +41,15 @@ from spec.remoting import route
 from spec.storepool import (
     append_message,
     buffers_partition_the_pool,
+    commit_file,
     create_mapped_file,
     file_awaiting_return,
     file_to_commit,
     is_transient_store_pool_deficient,
     return_committed_buffer,
-    commit_file,
 )
 from spec.state import MappedFile
 from spec.workers import busy_answer, holder_of
-from spec.commitservice import CommitServiceCommits, CommitServiceReturnsBuffer
-from spec.environment import (
-    HaServiceAcquiresPutLock,
-    HaServiceReleasesPutLock,
-    InternalTaskSubmitted,
-    OperatorSetsFastFailureEnable,
-    OperatorSetsQueueWait,
-)
-from spec.fastfailure import (
-    FastFailureCleansExpiredHead,
-    FastFailureDrainsBusySendQueue,
-    FastFailureDropsForeignElement,
-    FastFailureSkipsRun,
-    FastFailureStartsRun,
-)
-from spec.remoting import (
-    DispatchAnswersNotSupported,
-    DispatchCreatesTask,
-    DispatchQueuesTask,
-    DispatchRejectsOverload,
-    DispatchRejectsRequest,
-    DispatchStartsWorker,
-    RateLimitHandlerAdmits,
-    RateLimitHandlerThrottles,
-    RequestArrives,
-)
-from spec.workers import (
-    WorkerAcquiresPutLock,
-    WorkerAppendsAndUnlocks,
-    WorkerCreatesMappedFile,
-    WorkerDiscardsCancelledTask,
-    WorkerFindsPageCacheBusy,
-    WorkerProcessesRequest,
-    WorkerRunsForeignTask,
-    WorkerTakesTask,
-    WorkerThrowsInsideLock,
-)
 from traces.format import TraceHeader
 from traces.rules import LEVEL_ORDER, SAMPLE, SCAN_RULES
 
@@ -110,7 +74,7 @@ class Finding:
 
 # -- Scan rules ----------------------------------------------------------------------------------
 
-_DEQUEUE_KINDS = {WorkerTakesTask.__name__, WorkerDiscardsCancelledTask.__name__, WorkerRunsForeignTask.__name__}
+_DEQUEUE_KINDS = {workers.WorkerTakesTask.__name__, workers.WorkerDiscardsCancelledTask.__name__, workers.WorkerRunsForeignTask.__name__}
 
 
 @dataclass
@@ -118,7 +82,7 @@ class _Request:
     opaque: int
     code: int
     topic: str
-    created: int | None = None  # DispatchCreatesTask's ts (RequestTask.createTimestamp)
+    created: int | None = None  # remoting.DispatchCreatesTask's ts (RequestTask.createTimestamp)
 
 
 class TraceScanner:
@@ -170,17 +134,17 @@ class TraceScanner:
         responses = row.get("responses") or []
         f = self.findings
         io: int = row["io_thread"] if row.get("io_thread") is not None else -1
-        if kind == RequestArrives.__name__:
+        if kind == remoting.RequestArrives.__name__:
             self.io[io] = _Request(row["request_id"], row["code"], row["topic"] or "")
-        elif kind in (RateLimitHandlerAdmits.__name__, RateLimitHandlerThrottles.__name__):
+        elif kind in (remoting.RateLimitHandlerAdmits.__name__, remoting.RateLimitHandlerThrottles.__name__):
             self._limiter(seq, ts, kind, self.io.get(io))
-            if kind == RateLimitHandlerThrottles.__name__:
+            if kind == remoting.RateLimitHandlerThrottles.__name__:
                 self.io.pop(io, None)
-        elif kind == DispatchCreatesTask.__name__:
+        elif kind == remoting.DispatchCreatesTask.__name__:
             req = self.io.get(io)
             if req is not None:
                 req.created = ts
-        elif kind == DispatchQueuesTask.__name__:
+        elif kind == remoting.DispatchQueuesTask.__name__:
             req = self.io.pop(io, None)
             name = self._executor_of(req) if req is not None else None
             if name is not None and req is not None:
@@ -188,7 +152,7 @@ class TraceScanner:
                 cap = self.config.executor(ExecutorName(name)).capacity
                 depth = len(self.queues[name])
                 f["no_queue_over_capacity"].check(cap is None or depth <= cap, seq, lambda: f"{name} queue holds {depth} > capacity {cap}")
-        elif kind == DispatchStartsWorker.__name__:
+        elif kind == remoting.DispatchStartsWorker.__name__:
             req = self.io.pop(io, None)
             if req is not None:
                 name = self._executor_of(req)
@@ -196,39 +160,39 @@ class TraceScanner:
                     index = self.workers_started.get(name, 0)
                     self.workers_started[name] = index + 1
                     self.on_worker[(name, index)] = req
-        elif kind in (DispatchAnswersNotSupported.__name__, DispatchRejectsRequest.__name__, DispatchRejectsOverload.__name__, RateLimitHandlerThrottles.__name__):
+        elif kind in (remoting.DispatchAnswersNotSupported.__name__, remoting.DispatchRejectsRequest.__name__, remoting.DispatchRejectsOverload.__name__, remoting.RateLimitHandlerThrottles.__name__):
             self.io.pop(io, None)
-        elif kind == InternalTaskSubmitted.__name__:
+        elif kind == environment.InternalTaskSubmitted.__name__:
             self.queues[row["executor"]].append(None)
         elif kind in _DEQUEUE_KINDS:
             head = self._dequeue(row["executor"], seq, None)
-            self.on_worker[(row["executor"], row["worker"])] = head if kind == WorkerTakesTask.__name__ else None
-        elif kind == FastFailureDrainsBusySendQueue.__name__:
+            self.on_worker[(row["executor"], row["worker"])] = head if kind == workers.WorkerTakesTask.__name__ else None
+        elif kind == fastfailure.FastFailureDrainsBusySendQueue.__name__:
             opaque = responses[0]["request_id"] if responses else None
             self._dequeue(ExecutorName.SEND.value, seq, opaque)
-        elif kind == FastFailureDropsForeignElement.__name__:
+        elif kind == fastfailure.FastFailureDropsForeignElement.__name__:
             self._dequeue(ExecutorName.SEND.value, seq, None)
-        elif kind == FastFailureCleansExpiredHead.__name__:
+        elif kind == fastfailure.FastFailureCleansExpiredHead.__name__:
             opaque = responses[0]["request_id"] if responses else None
             head = self._dequeue(row["queue"], seq, opaque)
             if head is not None:
                 self._timeout(seq, ts, row["queue"], head, responses)
-        elif kind in (FastFailureStartsRun.__name__, FastFailureSkipsRun.__name__):
+        elif kind in (fastfailure.FastFailureStartsRun.__name__, fastfailure.FastFailureSkipsRun.__name__):
             c = self.config
             earliest = c.start_time_ms + c.fast_failure_initial_delay_ms + self.runs * c.fast_failure_period_ms
             k = self.runs
             on = self.ff_enabled or not c.profile.fast_failure_switch
             f["fast_failure_runs_10ms_apart_while_enabled"].check(
-                ts >= earliest and on == (kind == FastFailureStartsRun.__name__),
+                ts >= earliest and on == (kind == fastfailure.FastFailureStartsRun.__name__),
                 seq,
                 lambda: f"run {k} ({kind}) at ts {ts}: due no earlier than {earliest}, switch {'on' if on else 'off'}",
             )
             self.runs += 1
-        elif kind == OperatorSetsFastFailureEnable.__name__:
+        elif kind == environment.OperatorSetsFastFailureEnable.__name__:
             self.ff_enabled = row["enabled"]
-        elif kind == OperatorSetsQueueWait.__name__:
+        elif kind == environment.OperatorSetsQueueWait.__name__:
             self.waits[row["queue"]] = row["wait_ms"]
-        if kind in (WorkerProcessesRequest.__name__, WorkerFindsPageCacheBusy.__name__, WorkerAppendsAndUnlocks.__name__, WorkerThrowsInsideLock.__name__):
+        if kind in (workers.WorkerProcessesRequest.__name__, workers.WorkerFindsPageCacheBusy.__name__, workers.WorkerAppendsAndUnlocks.__name__, workers.WorkerThrowsInsideLock.__name__):
             key = (row["executor"], row["worker"])
             req = self.on_worker.pop(key, None)
             for r in responses:
@@ -269,33 +233,33 @@ class TraceScanner:
         f = self.findings
         one = f["lock_held_by_one_writer_at_a_time"]
         holder = holder_of(ExecutorName(row["executor"]), row["worker"]) if row.get("worker") is not None else None
-        if kind in (WorkerAcquiresPutLock.__name__, HaServiceAcquiresPutLock.__name__):
+        if kind in (workers.WorkerAcquiresPutLock.__name__, environment.HaServiceAcquiresPutLock.__name__):
             one.check(self.lock.holder is None, seq, lambda: f"{kind} while {self.lock.holder} holds the lock")
             self.lock = acquire_for_put(self.lock, holder, ts) if holder is not None else acquire_for_ha(self.lock)
-        elif kind in (WorkerAppendsAndUnlocks.__name__, WorkerThrowsInsideLock.__name__, HaServiceReleasesPutLock.__name__):
+        elif kind in (workers.WorkerAppendsAndUnlocks.__name__, workers.WorkerThrowsInsideLock.__name__, environment.HaServiceReleasesPutLock.__name__):
             who = holder if holder is not None else HA_SERVICE
             one.check(self.lock.holder == who, seq, lambda: f"{kind} by {who} while the holder is {self.lock.holder}")
-            if kind == WorkerAppendsAndUnlocks.__name__:
+            if kind == workers.WorkerAppendsAndUnlocks.__name__:
                 self.lock = release_after_put(self.lock)
                 self._append(seq)
-            elif kind == WorkerThrowsInsideLock.__name__:
+            elif kind == workers.WorkerThrowsInsideLock.__name__:
                 self.lock = throw_inside_lock(self.lock, self.config.profile.begin_time_reset_in_finally)
             else:
                 self.lock = release_for_ha(self.lock)
-            if kind != HaServiceReleasesPutLock.__name__:
+            if kind != environment.HaServiceReleasesPutLock.__name__:
                 f["begin_time_zero_when_lock_free"].check(
                     self.lock.begin_time_in_lock == 0, seq, lambda: f"{kind} left beginTimeInLock = {self.lock.begin_time_in_lock} with the lock free"
                 )
         pool = f["buffers_conserved_and_returned_only_at_full_commit"]
         size = self.config.mapped_file_size
-        if kind == WorkerCreatesMappedFile.__name__:
+        if kind == workers.WorkerCreatesMappedFile.__name__:
             self.files, self.available = create_mapped_file(self.files, self.available, self.config.pool_enabled, size)
-        elif kind == CommitServiceCommits.__name__:
+        elif kind == commitservice.CommitServiceCommits.__name__:
             at = file_to_commit(self.files, size)
             pool.check(at is not None, seq, lambda: "a commit with nothing to commit")
             if at is not None:
                 self.files = commit_file(self.files, at)
-        elif kind == CommitServiceReturnsBuffer.__name__:
+        elif kind == commitservice.CommitServiceReturnsBuffer.__name__:
             at = file_awaiting_return(self.files, size)
             pool.check(at is not None, seq, lambda: f"a buffer returned while no file is committed to its size {size}: {self.files}")
             if at is not None:
@@ -322,7 +286,7 @@ class TraceScanner:
         admitted, bucket = circuit_breaker_acquire(bucket, (ts - created) * 1000, rl.circuit_breaker_open_micros)
         self.buckets[req.topic] = (created, bucket)
         finding.check(
-            admitted == (kind == RateLimitHandlerAdmits.__name__),
+            admitted == (kind == remoting.RateLimitHandlerAdmits.__name__),
             seq,
             lambda: f"topic {req.topic!r} at ts {ts}: the bucket {'admits' if admitted else 'throttles'}, the trace {kind}",
         )

@@ -23,44 +23,8 @@ from typing import Any
 import pytest
 
 from properties.corners import COVERED, LEFT_OUT
+from spec import commitservice, environment, fastfailure, remoting, workers
 from spec.actors import Action
-from spec.commitservice import CommitServiceCommits, CommitServiceReturnsBuffer
-from spec.environment import (
-    ClockAdvances,
-    HaServiceAcquiresPutLock,
-    HaServiceReleasesPutLock,
-    InternalTaskSubmitted,
-    OperatorSetsFastFailureEnable,
-    OperatorSetsQueueWait,
-)
-from spec.fastfailure import (
-    FastFailureCleansExpiredHead,
-    FastFailureDrainsBusySendQueue,
-    FastFailureDropsForeignElement,
-    FastFailureEndsBusyDrain,
-    FastFailureSkipsRun,
-    FastFailureStartsRun,
-    FastFailureStopsAtHead,
-)
-from spec.remoting import (
-    DispatchAnswersNotSupported,
-    DispatchCreatesTask,
-    DispatchQueuesTask,
-    DispatchRejectsOverload,
-    DispatchRejectsRequest,
-    DispatchStartsWorker,
-    RequestArrives,
-)
-from spec.workers import (
-    WorkerAcquiresPutLock,
-    WorkerAppendsAndUnlocks,
-    WorkerCreatesMappedFile,
-    WorkerDiscardsCancelledTask,
-    WorkerFindsPageCacheBusy,
-    WorkerPassesPutCheck,
-    WorkerTakesTask,
-    WorkerThrowsInsideLock,
-)
 from spec.client import SendMode, retries_on_broker_code
 from spec.codes import RequestCode, ResponseCode, ResponseKind
 from spec.config import BUSY_UPPER_BOUND_MS, BrokerConfig, FlushDiskType, broker_config
@@ -70,15 +34,7 @@ from spec.machine import enabled
 from spec.profiles import PROFILE_4_3_2, PROFILE_4_9_8, PROFILE_5_3_3, ExecutorName, Profile, PutLockKind
 from spec.putlock import FREE_LOCK, PutLock
 from spec.remoting import route
-from spec.state import (
-    BrokerState,
-    FastFailurePhase,
-    ForeignTask,
-    MappedFile,
-    RequestTask,
-    Response,
-    with_executor,
-)
+from spec.state import BrokerState, FastFailurePhase, ForeignTask, MappedFile, RequestTask, Response, with_executor
 from spec.storepool import (
     INTEGER_MAX_VALUE,
     borrow_buffer,
@@ -119,7 +75,7 @@ def step(config: BrokerConfig, s: BrokerState, a: Action) -> Traced:
     """The spec's step, its outputs added to the ledger."""
     after, out = machine.step(config, s, a)
     traced = after if isinstance(after, Traced) else Traced(**vars(after))
-    cancelled = {r.request_id for r in out.responses if isinstance(a, FastFailureCleansExpiredHead)}
+    cancelled = {r.request_id for r in out.responses if isinstance(a, fastfailure.FastFailureCleansExpiredHead)}
     return replace(
         traced,
         responses=traced.responses + out.responses,
@@ -183,25 +139,25 @@ def play(config: BrokerConfig, s: BrokerState, *actions: Action) -> BrokerState:
     return s
 
 
-def arrives(io: int, code: RequestCode = RequestCode.SEND_MESSAGE, oneway: bool = False) -> RequestArrives:
-    return RequestArrives(io, code, "TopicTest", oneway)
+def arrives(io: int, code: RequestCode = RequestCode.SEND_MESSAGE, oneway: bool = False) -> remoting.RequestArrives:
+    return remoting.RequestArrives(io, code, "TopicTest", oneway)
 
 
 def new_worker(io: int) -> tuple[Action, ...]:
     """processRequestCommand on ``io`` while a core thread is missing: the task starts a thread."""
-    return DispatchCreatesTask(io), DispatchStartsWorker(io)
+    return remoting.DispatchCreatesTask(io), remoting.DispatchStartsWorker(io)
 
 
 def queued(io: int) -> tuple[Action, ...]:
     """processRequestCommand on ``io`` with every core thread started: the task joins the queue."""
-    return DispatchCreatesTask(io), DispatchQueuesTask(io)
+    return remoting.DispatchCreatesTask(io), remoting.DispatchQueuesTask(io)
 
 
 def enters_put_lock(config: BrokerConfig, s: BrokerState, worker: int) -> BrokerState:
     """Send worker ``worker`` passes the put pre-check, takes the lock, and makes room in the commit log."""
-    s = play(config, s, WorkerPassesPutCheck(SEND, worker), WorkerAcquiresPutLock(SEND, worker))
-    if enabled(config, s, WorkerCreatesMappedFile(SEND, worker)):
-        s = step(config, s, WorkerCreatesMappedFile(SEND, worker))
+    s = play(config, s, workers.WorkerPassesPutCheck(SEND, worker), workers.WorkerAcquiresPutLock(SEND, worker))
+    if enabled(config, s, workers.WorkerCreatesMappedFile(SEND, worker)):
+        s = step(config, s, workers.WorkerCreatesMappedFile(SEND, worker))
     return s
 
 
@@ -216,8 +172,8 @@ def writer_waits_behind_replication(config: BrokerConfig, s: BrokerState) -> Bro
 
     Tasks queued after this stay queued as long as a test wants, with the store not busy.
     """
-    s = play(config, s, HaServiceAcquiresPutLock(), arrives(0), *new_worker(0), WorkerPassesPutCheck(SEND, 0))
-    assert not enabled(config, s, WorkerAcquiresPutLock(SEND, 0))
+    s = play(config, s, environment.HaServiceAcquiresPutLock(), arrives(0), *new_worker(0), workers.WorkerPassesPutCheck(SEND, 0))
+    assert not enabled(config, s, workers.WorkerAcquiresPutLock(SEND, 0))
     return s
 
 
@@ -230,7 +186,7 @@ def dispatch_choice(config: BrokerConfig, s: BrokerState, io: int) -> type:
     """The one processRequestCommand outcome enabled on ``io`` before submit."""
     choices = [
         kind
-        for kind in (DispatchAnswersNotSupported, DispatchRejectsRequest, DispatchCreatesTask)
+        for kind in (remoting.DispatchAnswersNotSupported, remoting.DispatchRejectsRequest, remoting.DispatchCreatesTask)
         if enabled(config, s, kind(io))
     ]
     assert len(choices) == 1, f"expected exactly one dispatch outcome, got {choices}"
@@ -239,7 +195,7 @@ def dispatch_choice(config: BrokerConfig, s: BrokerState, io: int) -> type:
 
 def starts_phase_two(config: BrokerConfig, s: BrokerState) -> BrokerState:
     """A due fast-failure run starts and its phase 1 ends at once (the store is not busy)."""
-    return play(config, s, FastFailureStartsRun(), FastFailureEndsBusyDrain())
+    return play(config, s, fastfailure.FastFailureStartsRun(), fastfailure.FastFailureEndsBusyDrain())
 
 
 def pcbusy_response(request_id: int, period: int, size: int) -> Response:
@@ -278,7 +234,7 @@ def with_stopped_send_head(s: BrokerState) -> BrokerState:
 def busy_with_two_queued_sends(config: BrokerConfig) -> BrokerState:
     """Send 1 holds the put lock from 1 ms; sends 2 and 3 queue at 1 ms; at 1002 ms the store is busy."""
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, arrives(1), *queued(1), arrives(1), *queued(1), ClockAdvances(1001))
+    s = play(config, s, arrives(1), *queued(1), arrives(1), *queued(1), environment.ClockAdvances(1001))
     assert send_queue(s) == (2, 3)
     return s
 
@@ -289,44 +245,44 @@ def busy_with_two_queued_sends(config: BrokerConfig) -> BrokerState:
 @pytest.mark.parametrize(
     ("held_ms", "outcome"),
     [
-        (1000, DispatchCreatesTask),  # diff == timeout: not busy
-        (1001, DispatchRejectsRequest),
-        (9_999_999, DispatchRejectsRequest),
-        (10_000_000, DispatchCreatesTask),  # diff == the hard upper bound: not busy
+        (1000, remoting.DispatchCreatesTask),  # diff == timeout: not busy
+        (1001, remoting.DispatchRejectsRequest),
+        (9_999_999, remoting.DispatchRejectsRequest),
+        (10_000_000, remoting.DispatchCreatesTask),  # diff == the hard upper bound: not busy
     ],
 )
 def test_corner_01_busy_window_is_open_on_both_ends(held_ms: int, outcome: type) -> None:
     config = small_broker()
     s = writer_holds_put_lock(config, initial_state(config))
     assert s.lock == PutLock(holder_of(SEND, 0), START)
-    s = play(config, s, ClockAdvances(held_ms), arrives(1))
+    s = play(config, s, environment.ClockAdvances(held_ms), arrives(1))
     assert dispatch_choice(config, s, 1) is outcome
 
 
 def test_corner_02_begin_time_zero_means_idle_on_a_small_clock() -> None:
     # Scaled: a 10 ms timeout and a clock at 51 ms, so 10 < 51 - 0 < 10^7 would read "busy".
     config = small_broker(os_page_cache_busy_timeout_ms=10)
-    s = play(config, initial_state(config), ClockAdvances(50), arrives(0))
+    s = play(config, initial_state(config), environment.ClockAdvances(50), arrives(0))
     assert s.lock == FREE_LOCK
-    assert dispatch_choice(config, s, 0) is DispatchCreatesTask
+    assert dispatch_choice(config, s, 0) is remoting.DispatchCreatesTask
     s = play(config, s, *new_worker(0))
-    assert enabled(config, s, WorkerPassesPutCheck(SEND, 0))
-    assert not enabled(config, s, WorkerFindsPageCacheBusy(SEND, 0))
+    assert enabled(config, s, workers.WorkerPassesPutCheck(SEND, 0))
+    assert not enabled(config, s, workers.WorkerFindsPageCacheBusy(SEND, 0))
 
 
 def test_corner_03_only_the_lock_holders_time_counts() -> None:
     config = small_broker(send_threads=2)
     s = writer_holds_put_lock(config, initial_state(config), io=0, worker=0)
     # Writer 2 passes the pre-check at 1 ms and waits 900 ms for the lock: waiting stamps nothing.
-    s = play(config, s, arrives(1), *new_worker(1), WorkerPassesPutCheck(SEND, 1), ClockAdvances(900))
+    s = play(config, s, arrives(1), *new_worker(1), workers.WorkerPassesPutCheck(SEND, 1), environment.ClockAdvances(900))
     assert s.lock == PutLock(holder_of(SEND, 0), START)
-    s = play(config, s, WorkerAppendsAndUnlocks(SEND, 0), WorkerAcquiresPutLock(SEND, 1))
+    s = play(config, s, workers.WorkerAppendsAndUnlocks(SEND, 0), workers.WorkerAcquiresPutLock(SEND, 1))
     assert s.lock == PutLock(holder_of(SEND, 1), 901)
     # At 1501 ms writer 2 has waited and held for 1500 ms, but held for only 600 ms: not busy.
-    s = play(config, s, ClockAdvances(600), arrives(0))
-    assert dispatch_choice(config, s, 0) is DispatchCreatesTask
-    s = play(config, s, ClockAdvances(401))
-    assert dispatch_choice(config, s, 0) is DispatchRejectsRequest
+    s = play(config, s, environment.ClockAdvances(600), arrives(0))
+    assert dispatch_choice(config, s, 0) is remoting.DispatchCreatesTask
+    s = play(config, s, environment.ClockAdvances(401))
+    assert dispatch_choice(config, s, 0) is remoting.DispatchRejectsRequest
 
 
 @pytest.mark.parametrize(
@@ -335,45 +291,45 @@ def test_corner_03_only_the_lock_holders_time_counts() -> None:
 def test_corner_04_exception_in_lock_leaves_begin_time_stuck_except_in_4_9_8(profile: Profile, stuck: bool) -> None:
     config = small_broker(profile)
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, ClockAdvances(5), WorkerThrowsInsideLock(SEND, 0))
+    s = play(config, s, environment.ClockAdvances(5), workers.WorkerThrowsInsideLock(SEND, 0))
     assert s.responses == (Response(1, ResponseCode.SYSTEM_ERROR, None, ResponseKind.EXCEPTION),)
     assert s.lock == (PutLock(None, START) if stuck else FREE_LOCK)
     # About a second after the stamp, with nobody writing:
-    s = play(config, s, ClockAdvances(1000 - 5 + 1), arrives(0))
+    s = play(config, s, environment.ClockAdvances(1000 - 5 + 1), arrives(0))
     if not stuck:
-        assert dispatch_choice(config, s, 0) is DispatchCreatesTask
+        assert dispatch_choice(config, s, 0) is remoting.DispatchCreatesTask
         return
-    s = step(config, s, DispatchRejectsRequest(0))
+    s = step(config, s, remoting.DispatchRejectsRequest(0))
     assert s.responses[-1] == reject_response(2)
     # ... and it stays busy until the hard bound, 10^7 ms after the stamp.
-    s = play(config, s, ClockAdvances(BUSY_UPPER_BOUND_MS - 1 - 1001), arrives(0))
+    s = play(config, s, environment.ClockAdvances(BUSY_UPPER_BOUND_MS - 1 - 1001), arrives(0))
     assert s.now - START == BUSY_UPPER_BOUND_MS - 1
-    assert dispatch_choice(config, s, 0) is DispatchRejectsRequest
-    s = play(config, s, ClockAdvances(1))
-    assert dispatch_choice(config, s, 0) is DispatchCreatesTask
+    assert dispatch_choice(config, s, 0) is remoting.DispatchRejectsRequest
+    s = play(config, s, environment.ClockAdvances(1))
+    assert dispatch_choice(config, s, 0) is remoting.DispatchCreatesTask
 
 
 def test_corner_04_a_writer_getting_in_before_busy_clears_the_stuck_stamp() -> None:
     config = small_broker(PROFILE_5_3_3)
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, WorkerThrowsInsideLock(SEND, 0), ClockAdvances(500), arrives(0), *queued(0))
-    s = step(config, s, WorkerTakesTask(SEND, 0))
+    s = play(config, s, workers.WorkerThrowsInsideLock(SEND, 0), environment.ClockAdvances(500), arrives(0), *queued(0))
+    s = step(config, s, workers.WorkerTakesTask(SEND, 0))
     assert s.lock == PutLock(None, START)
     s = enters_put_lock(config, s, 0)
     assert s.lock == PutLock(holder_of(SEND, 0), 501)
-    s = step(config, s, WorkerAppendsAndUnlocks(SEND, 0))
+    s = step(config, s, workers.WorkerAppendsAndUnlocks(SEND, 0))
     assert s.lock == FREE_LOCK
 
 
 def test_corner_05_replication_holds_the_put_lock_without_a_busy_signal() -> None:
     config = small_broker()
-    s = play(config, initial_state(config), HaServiceAcquiresPutLock(), ClockAdvances(5000), arrives(0))
+    s = play(config, initial_state(config), environment.HaServiceAcquiresPutLock(), environment.ClockAdvances(5000), arrives(0))
     assert s.lock.begin_time_in_lock == 0
-    assert dispatch_choice(config, s, 0) is DispatchCreatesTask
-    s = play(config, s, *new_worker(0), WorkerPassesPutCheck(SEND, 0))
-    assert not enabled(config, s, WorkerAcquiresPutLock(SEND, 0))  # the producer is blocked
-    s = step(config, s, HaServiceReleasesPutLock())
-    assert enabled(config, s, WorkerAcquiresPutLock(SEND, 0))
+    assert dispatch_choice(config, s, 0) is remoting.DispatchCreatesTask
+    s = play(config, s, *new_worker(0), workers.WorkerPassesPutCheck(SEND, 0))
+    assert not enabled(config, s, workers.WorkerAcquiresPutLock(SEND, 0))  # the producer is blocked
+    s = step(config, s, environment.HaServiceReleasesPutLock())
+    assert enabled(config, s, workers.WorkerAcquiresPutLock(SEND, 0))
 
 
 @pytest.mark.parametrize(
@@ -388,10 +344,10 @@ def test_corner_05_replication_holds_the_put_lock_without_a_busy_signal() -> Non
 def test_corner_06_a_send_passes_dispatch_and_fails_the_put_pre_check(profile: Profile, code: ResponseCode) -> None:
     config = small_broker(profile, send_threads=2)
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, arrives(1), DispatchCreatesTask(1))  # not busy at 1 ms: accepted
-    s = play(config, s, ClockAdvances(1001), DispatchStartsWorker(1))
-    assert not enabled(config, s, WorkerPassesPutCheck(SEND, 1))
-    s = step(config, s, WorkerFindsPageCacheBusy(SEND, 1))
+    s = play(config, s, arrives(1), remoting.DispatchCreatesTask(1))  # not busy at 1 ms: accepted
+    s = play(config, s, environment.ClockAdvances(1001), remoting.DispatchStartsWorker(1))
+    assert not enabled(config, s, workers.WorkerPassesPutCheck(SEND, 1))
+    s = step(config, s, workers.WorkerFindsPageCacheBusy(SEND, 1))
     assert s.responses == (Response(2, code, PC_SYNCHRONIZED_REMARK, ResponseKind.PC_SYNCHRONIZED),)
 
 
@@ -402,10 +358,10 @@ def test_corner_07_reject_comes_before_task_creation_and_submit() -> None:
     # Busy and the send queue full: the answer is [REJECTREQUEST], not [OVERLOAD].
     config = small_broker(send_capacity=1)
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, arrives(1), *queued(1), ClockAdvances(1001), arrives(1))
+    s = play(config, s, arrives(1), *queued(1), environment.ClockAdvances(1001), arrives(1))
     before = s
-    assert dispatch_choice(config, s, 1) is DispatchRejectsRequest
-    s = step(config, s, DispatchRejectsRequest(1))
+    assert dispatch_choice(config, s, 1) is remoting.DispatchRejectsRequest
+    s = step(config, s, remoting.DispatchRejectsRequest(1))
     assert s.responses == (reject_response(3),)
     assert s.executors == before.executors  # no task, no queue entry
     assert s.io_threads[1].request is None and s.io_threads[1].task is None
@@ -414,8 +370,8 @@ def test_corner_07_reject_comes_before_task_creation_and_submit() -> None:
 def test_corner_07_not_supported_comes_first_and_has_a_leading_space() -> None:
     config = small_broker(default_processor_registered=False)
     s = play(config, initial_state(config), arrives(0, RequestCode.UNKNOWN))
-    assert dispatch_choice(config, s, 0) is DispatchAnswersNotSupported
-    s = step(config, s, DispatchAnswersNotSupported(0))
+    assert dispatch_choice(config, s, 0) is remoting.DispatchAnswersNotSupported
+    s = step(config, s, remoting.DispatchAnswersNotSupported(0))
     assert s.responses == (
         Response(1, ResponseCode.REQUEST_CODE_NOT_SUPPORTED, " request type 99999 not supported", ResponseKind.NOT_SUPPORTED),
     )
@@ -423,7 +379,7 @@ def test_corner_07_not_supported_comes_first_and_has_a_leading_space() -> None:
 
 def test_corner_07_create_timestamp_is_taken_when_the_task_is_built() -> None:
     config = small_broker()
-    s = play(config, initial_state(config), arrives(0), ClockAdvances(7), DispatchCreatesTask(0))
+    s = play(config, initial_state(config), arrives(0), environment.ClockAdvances(7), remoting.DispatchCreatesTask(0))
     task = s.io_threads[0].task
     assert task is not None and task.create_timestamp == START + 7 and not task.stop_run
 
@@ -434,12 +390,12 @@ def test_corner_07_create_timestamp_is_taken_when_the_task_is_built() -> None:
 def test_corner_08_dispatch_answers_to_oneway_requests(profile: Profile, answered: bool) -> None:
     """4.x–5.0.0 write NOT_SUPPORTED and [REJECTREQUEST] for a oneway request; 5.1.0+ do not."""
     config = small_broker(profile, send_capacity=1, default_processor_registered=False)
-    s = play(config, initial_state(config), arrives(0, RequestCode.UNKNOWN, oneway=True), DispatchAnswersNotSupported(0))
+    s = play(config, initial_state(config), arrives(0, RequestCode.UNKNOWN, oneway=True), remoting.DispatchAnswersNotSupported(0))
     assert s.answered == ({1} if answered else set())
     assert s.finished_silently == (set() if answered else {1})
 
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, ClockAdvances(1001), arrives(1, oneway=True), DispatchRejectsRequest(1))
+    s = play(config, s, environment.ClockAdvances(1001), arrives(1, oneway=True), remoting.DispatchRejectsRequest(1))
     assert s.responses == ((reject_response(2),) if answered else ())
 
 
@@ -447,7 +403,7 @@ def test_corner_08_dispatch_answers_to_oneway_requests(profile: Profile, answere
 def test_corner_08_overload_is_never_written_for_oneway(profile: Profile) -> None:
     config = small_broker(profile, send_capacity=1)
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, arrives(1), *queued(1), arrives(1, oneway=True), DispatchCreatesTask(1), DispatchRejectsOverload(1))
+    s = play(config, s, arrives(1), *queued(1), arrives(1, oneway=True), remoting.DispatchCreatesTask(1), remoting.DispatchRejectsOverload(1))
     assert s.responses == ()
     assert s.finished_silently == {3}
 
@@ -456,32 +412,32 @@ def test_corner_08_overload_is_never_written_for_oneway(profile: Profile) -> Non
 def test_corner_08_fast_failure_answers_oneway_in_both_phases(profile: Profile) -> None:
     config = small_broker(profile)
     s = writer_waits_behind_replication(config, initial_state(config))
-    s = play(config, s, arrives(1, oneway=True), *queued(1), ClockAdvances(1000))
-    s = step(config, starts_phase_two(config, s), FastFailureCleansExpiredHead(SEND))
+    s = play(config, s, arrives(1, oneway=True), *queued(1), environment.ClockAdvances(1000))
+    s = step(config, starts_phase_two(config, s), fastfailure.FastFailureCleansExpiredHead(SEND))
     assert s.responses == (timeout_response(2, 1000, 0),)
 
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, arrives(1, oneway=True), *queued(1), ClockAdvances(1001))
-    s = play(config, s, FastFailureStartsRun(), FastFailureDrainsBusySendQueue())
+    s = play(config, s, arrives(1, oneway=True), *queued(1), environment.ClockAdvances(1001))
+    s = play(config, s, fastfailure.FastFailureStartsRun(), fastfailure.FastFailureDrainsBusySendQueue())
     assert s.responses == (pcbusy_response(2, 1001, 0),)
 
 
 def test_corner_09_overload_only_with_all_core_threads_and_a_full_queue() -> None:
     config = small_broker(send_threads=2, send_capacity=1)
-    s = play(config, initial_state(config), arrives(0), DispatchCreatesTask(0))
-    assert not enabled(config, s, DispatchQueuesTask(0))
-    s = step(config, s, DispatchStartsWorker(0))
+    s = play(config, initial_state(config), arrives(0), remoting.DispatchCreatesTask(0))
+    assert not enabled(config, s, remoting.DispatchQueuesTask(0))
+    s = step(config, s, remoting.DispatchStartsWorker(0))
     s = enters_put_lock(config, s, 0)
-    s = step(config, s, WorkerAppendsAndUnlocks(SEND, 0))  # thread 0 is now idle
+    s = step(config, s, workers.WorkerAppendsAndUnlocks(SEND, 0))  # thread 0 is now idle
     # A second core thread is still started, although thread 0 is idle: the queue is skipped.
-    s = play(config, s, arrives(0), DispatchCreatesTask(0))
-    assert not enabled(config, s, DispatchQueuesTask(0))
-    s = step(config, s, DispatchStartsWorker(0))
+    s = play(config, s, arrives(0), remoting.DispatchCreatesTask(0))
+    assert not enabled(config, s, remoting.DispatchQueuesTask(0))
+    s = step(config, s, remoting.DispatchStartsWorker(0))
     assert send_queue(s) == () and len(s.executor(SEND).workers) == 2
-    s = play(config, s, arrives(0), *queued(0), arrives(0), DispatchCreatesTask(0))
+    s = play(config, s, arrives(0), *queued(0), arrives(0), remoting.DispatchCreatesTask(0))
     assert send_queue(s) == (3,)
-    assert not enabled(config, s, DispatchQueuesTask(0))
-    s = step(config, s, DispatchRejectsOverload(0))
+    assert not enabled(config, s, remoting.DispatchQueuesTask(0))
+    s = step(config, s, remoting.DispatchRejectsOverload(0))
     assert s.responses[-1] == Response(4, ResponseCode.SYSTEM_BUSY, OVERLOAD_REMARK, ResponseKind.OVERLOAD)
 
 
@@ -491,11 +447,11 @@ def test_corner_09_overload_only_with_all_core_threads_and_a_full_queue() -> Non
 def test_corner_12_busy_is_re_read_before_every_poll() -> None:
     config = small_broker()
     s = busy_with_two_queued_sends(config)
-    s = play(config, s, FastFailureStartsRun(), FastFailureDrainsBusySendQueue())
+    s = play(config, s, fastfailure.FastFailureStartsRun(), fastfailure.FastFailureDrainsBusySendQueue())
     assert s.responses == (pcbusy_response(2, 1001, 1),)
-    s = step(config, s, WorkerAppendsAndUnlocks(SEND, 0))  # the writer leaves: no longer busy
-    assert not enabled(config, s, FastFailureDrainsBusySendQueue())
-    s = step(config, s, FastFailureEndsBusyDrain())
+    s = step(config, s, workers.WorkerAppendsAndUnlocks(SEND, 0))  # the writer leaves: no longer busy
+    assert not enabled(config, s, fastfailure.FastFailureDrainsBusySendQueue())
+    s = step(config, s, fastfailure.FastFailureEndsBusyDrain())
     assert send_queue(s) == (3,)
 
 
@@ -503,10 +459,10 @@ def test_corner_13_phase_one_fails_a_task_zero_ms_old() -> None:
     # RECALL_MESSAGE (5.3.2+) sits on the send executor and its processor never rejects.
     config = small_broker(PROFILE_5_3_3)
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, ClockAdvances(1001), arrives(1))
-    s = step(config, s, DispatchRejectsRequest(1))  # a send is refused at dispatch ...
+    s = play(config, s, environment.ClockAdvances(1001), arrives(1))
+    s = step(config, s, remoting.DispatchRejectsRequest(1))  # a send is refused at dispatch ...
     s = play(config, s, arrives(1, RequestCode.RECALL_MESSAGE), *queued(1))  # ... a recall is queued
-    s = play(config, s, FastFailureStartsRun(), FastFailureDrainsBusySendQueue())
+    s = play(config, s, fastfailure.FastFailureStartsRun(), fastfailure.FastFailureDrainsBusySendQueue())
     assert s.responses == (reject_response(2), pcbusy_response(3, 0, 0))
 
 
@@ -516,9 +472,9 @@ def test_corner_14_phase_one_drains_only_the_send_queue() -> None:
     s = play(config, s, arrives(1), *queued(1))  # send 2
     s = play(config, s, arrives(1, RequestCode.PULL_MESSAGE), *new_worker(1))  # pull 3 runs
     s = play(config, s, arrives(1, RequestCode.PULL_MESSAGE), *queued(1))  # pull 4 waits
-    s = play(config, s, ClockAdvances(1001), FastFailureStartsRun(), FastFailureDrainsBusySendQueue())
-    assert not enabled(config, s, FastFailureDrainsBusySendQueue())
-    s = play(config, s, FastFailureEndsBusyDrain(), FastFailureStopsAtHead(SEND), FastFailureStopsAtHead(PULL))
+    s = play(config, s, environment.ClockAdvances(1001), fastfailure.FastFailureStartsRun(), fastfailure.FastFailureDrainsBusySendQueue())
+    assert not enabled(config, s, fastfailure.FastFailureDrainsBusySendQueue())
+    s = play(config, s, fastfailure.FastFailureEndsBusyDrain(), fastfailure.FastFailureStopsAtHead(SEND), fastfailure.FastFailureStopsAtHead(PULL))
     assert s.responses == (pcbusy_response(2, 1001, 0),)
     assert [t.request.id for t in s.executor(PULL).queue if isinstance(t, RequestTask)] == [4]
 
@@ -526,61 +482,61 @@ def test_corner_14_phase_one_drains_only_the_send_queue() -> None:
 def test_corner_15_phase_one_neither_sets_nor_reads_stop_run() -> None:
     config = small_broker()
     s = busy_with_two_queued_sends(config)
-    s = play(config, s, FastFailureStartsRun(), FastFailureDrainsBusySendQueue())
+    s = play(config, s, fastfailure.FastFailureStartsRun(), fastfailure.FastFailureDrainsBusySendQueue())
     assert s.cancelled == frozenset()
     # A stopRun head is polled and answered like any other.
-    s = step(config, with_stopped_send_head(s), FastFailureDrainsBusySendQueue())
+    s = step(config, with_stopped_send_head(s), fastfailure.FastFailureDrainsBusySendQueue())
     assert s.responses[-1] == pcbusy_response(3, 1001, 0)
 
 
 def test_corner_16_an_empty_poll_ends_phase_one_while_still_busy() -> None:
     config = small_broker(PROFILE_5_3_3)
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, ClockAdvances(1001), FastFailureStartsRun())
-    assert not enabled(config, s, FastFailureDrainsBusySendQueue())
-    s = step(config, s, FastFailureEndsBusyDrain())
+    s = play(config, s, environment.ClockAdvances(1001), fastfailure.FastFailureStartsRun())
+    assert not enabled(config, s, fastfailure.FastFailureDrainsBusySendQueue())
+    s = step(config, s, fastfailure.FastFailureEndsBusyDrain())
     # Still busy; a recall queued now waits for the next run's phase 1.
     s = play(config, s, arrives(1, RequestCode.RECALL_MESSAGE), *queued(1))
-    assert not enabled(config, s, FastFailureDrainsBusySendQueue())
-    s = play(config, s, FastFailureStopsAtHead(SEND), FastFailureStopsAtHead(PULL))
+    assert not enabled(config, s, fastfailure.FastFailureDrainsBusySendQueue())
+    s = play(config, s, fastfailure.FastFailureStopsAtHead(SEND), fastfailure.FastFailureStopsAtHead(PULL))
     assert s.responses == () and send_queue(s) == (2,)
-    s = play(config, s, ClockAdvances(9), FastFailureStartsRun(), FastFailureDrainsBusySendQueue())
+    s = play(config, s, environment.ClockAdvances(9), fastfailure.FastFailureStartsRun(), fastfailure.FastFailureDrainsBusySendQueue())
     assert s.responses == (pcbusy_response(2, 9, 0),)
 
 
 def test_corner_17_phase_one_silently_drops_a_non_request_task() -> None:
     config = small_broker()
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, InternalTaskSubmitted(SEND), arrives(1), *queued(1), ClockAdvances(1001))
+    s = play(config, s, environment.InternalTaskSubmitted(SEND), arrives(1), *queued(1), environment.ClockAdvances(1001))
     assert s.executor(SEND).queue[0] == ForeignTask(1)
-    s = step(config, s, FastFailureStartsRun())
-    assert not enabled(config, s, FastFailureDrainsBusySendQueue())
-    s = step(config, s, FastFailureDropsForeignElement())
+    s = step(config, s, fastfailure.FastFailureStartsRun())
+    assert not enabled(config, s, fastfailure.FastFailureDrainsBusySendQueue())
+    s = step(config, s, fastfailure.FastFailureDropsForeignElement())
     assert s.responses == ()
     assert all(not isinstance(t, ForeignTask) for e in s.executors for t in e.queue)
-    s = step(config, s, FastFailureDrainsBusySendQueue())
+    s = step(config, s, fastfailure.FastFailureDrainsBusySendQueue())
     assert s.responses == (pcbusy_response(2, 1001, 0),)
 
 
 def test_corner_18_phase_one_period_at_response_time_and_size_after_poll() -> None:
     config = small_broker()
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, arrives(1), *queued(1), ClockAdvances(3), arrives(1), *queued(1), ClockAdvances(1000))
-    s = play(config, s, FastFailureStartsRun(), FastFailureDrainsBusySendQueue())
+    s = play(config, s, arrives(1), *queued(1), environment.ClockAdvances(3), arrives(1), *queued(1), environment.ClockAdvances(1000))
+    s = play(config, s, fastfailure.FastFailureStartsRun(), fastfailure.FastFailureDrainsBusySendQueue())
     assert s.responses == (pcbusy_response(2, 1003, 1),)
-    s = play(config, s, ClockAdvances(5), FastFailureDrainsBusySendQueue())
+    s = play(config, s, environment.ClockAdvances(5), fastfailure.FastFailureDrainsBusySendQueue())
     assert s.responses[-1] == pcbusy_response(3, 1005, 0)
 
 
 def test_corner_19_phase_one_runs_before_phase_two_which_starts_with_the_send_queue() -> None:
     config = small_broker()
     s = writer_waits_behind_replication(config, initial_state(config))
-    s = play(config, s, arrives(1), *queued(1), ClockAdvances(1000), FastFailureStartsRun())
+    s = play(config, s, arrives(1), *queued(1), environment.ClockAdvances(1000), fastfailure.FastFailureStartsRun())
     assert s.fast_failure_phase is FastFailurePhase.DRAINING_BUSY
-    assert not enabled(config, s, FastFailureCleansExpiredHead(SEND))
-    s = step(config, s, FastFailureEndsBusyDrain())
-    assert [q for q in ExecutorName if enabled(config, s, FastFailureCleansExpiredHead(q))] == [SEND]
-    s = step(config, s, FastFailureCleansExpiredHead(SEND))
+    assert not enabled(config, s, fastfailure.FastFailureCleansExpiredHead(SEND))
+    s = step(config, s, fastfailure.FastFailureEndsBusyDrain())
+    assert [q for q in ExecutorName if enabled(config, s, fastfailure.FastFailureCleansExpiredHead(q))] == [SEND]
+    s = step(config, s, fastfailure.FastFailureCleansExpiredHead(SEND))
     assert s.responses == (timeout_response(2, 1000, 0),)
 
 
@@ -591,33 +547,33 @@ def test_corner_19_phase_one_runs_before_phase_two_which_starts_with_the_send_qu
 def test_corner_20_expiry_is_age_at_least_the_wait(age: int, cleaned: bool) -> None:
     config = small_broker()
     s = writer_waits_behind_replication(config, initial_state(config))
-    s = play(config, s, ClockAdvances(FIRST_RUN - START - age), arrives(1), *queued(1), ClockAdvances(age))
+    s = play(config, s, environment.ClockAdvances(FIRST_RUN - START - age), arrives(1), *queued(1), environment.ClockAdvances(age))
     s = starts_phase_two(config, s)
-    assert enabled(config, s, FastFailureCleansExpiredHead(SEND)) is cleaned
-    assert enabled(config, s, FastFailureStopsAtHead(SEND)) is not cleaned
+    assert enabled(config, s, fastfailure.FastFailureCleansExpiredHead(SEND)) is cleaned
+    assert enabled(config, s, fastfailure.FastFailureStopsAtHead(SEND)) is not cleaned
     if cleaned:
-        s = step(config, s, FastFailureCleansExpiredHead(SEND))
+        s = step(config, s, fastfailure.FastFailureCleansExpiredHead(SEND))
         assert s.responses == (timeout_response(2, 200, 0),)
 
 
 def test_corner_20_a_wait_of_zero_cleans_a_task_queued_this_millisecond() -> None:
     config = small_broker()
     s = writer_waits_behind_replication(config, initial_state(config))
-    s = play(config, s, ClockAdvances(FIRST_RUN - START), OperatorSetsQueueWait(SEND, 0), arrives(1), *queued(1))
-    s = step(config, starts_phase_two(config, s), FastFailureCleansExpiredHead(SEND))
+    s = play(config, s, environment.ClockAdvances(FIRST_RUN - START), environment.OperatorSetsQueueWait(SEND, 0), arrives(1), *queued(1))
+    s = step(config, starts_phase_two(config, s), fastfailure.FastFailureCleansExpiredHead(SEND))
     assert s.responses == (timeout_response(2, 0, 0),)
 
 
 def test_corner_21_a_young_head_hides_an_older_task_behind_it() -> None:
     config = small_broker()
     s = writer_waits_behind_replication(config, initial_state(config))
-    s = play(config, s, arrives(0), DispatchCreatesTask(0))  # send 2 stamped at 1 ms on IO thread 0 ...
-    s = play(config, s, ClockAdvances(900), arrives(1), *queued(1))  # ... send 3, stamped at 901, queues first
-    s = play(config, s, DispatchQueuesTask(0), ClockAdvances(100))
+    s = play(config, s, arrives(0), remoting.DispatchCreatesTask(0))  # send 2 stamped at 1 ms on IO thread 0 ...
+    s = play(config, s, environment.ClockAdvances(900), arrives(1), *queued(1))  # ... send 3, stamped at 901, queues first
+    s = play(config, s, remoting.DispatchQueuesTask(0), environment.ClockAdvances(100))
     assert send_queue(s) == (3, 2)
     s = starts_phase_two(config, s)
-    assert not enabled(config, s, FastFailureCleansExpiredHead(SEND))
-    s = step(config, s, FastFailureStopsAtHead(SEND))
+    assert not enabled(config, s, fastfailure.FastFailureCleansExpiredHead(SEND))
+    s = step(config, s, fastfailure.FastFailureStopsAtHead(SEND))
     assert send_queue(s) == (3, 2) and s.responses == ()
 
 
@@ -626,10 +582,10 @@ def _expired_queue_behind(config: BrokerConfig, head: str) -> BrokerState:
     followed by send 3, queued 1000 ms ago."""
     s = writer_waits_behind_replication(config, initial_state(config))
     if head == "foreign":
-        s = step(config, s, InternalTaskSubmitted(SEND))
+        s = step(config, s, environment.InternalTaskSubmitted(SEND))
     else:
         s = play(config, s, arrives(1), *queued(1))
-    s = play(config, s, arrives(1), *queued(1), ClockAdvances(1000))
+    s = play(config, s, arrives(1), *queued(1), environment.ClockAdvances(1000))
     if head == "stopRun":
         s = with_stopped_send_head(s)
     return starts_phase_two(config, s)
@@ -641,29 +597,29 @@ def test_corner_22_an_unusable_head_ends_the_scan_without_removal(head: str) -> 
     s = _expired_queue_behind(config, head)
     queue = s.executor(SEND).queue
     assert len(queue) == 2
-    assert not enabled(config, s, FastFailureCleansExpiredHead(SEND))
-    s = step(config, s, FastFailureStopsAtHead(SEND))
+    assert not enabled(config, s, fastfailure.FastFailureCleansExpiredHead(SEND))
+    s = step(config, s, fastfailure.FastFailureStopsAtHead(SEND))
     assert s.executor(SEND).queue == queue and s.responses == ()
 
 
 def test_corner_22_an_empty_queue_ends_the_scan() -> None:
     config = small_broker()
-    s = starts_phase_two(config, play(config, initial_state(config), ClockAdvances(FIRST_RUN - START)))
-    assert enabled(config, s, FastFailureStopsAtHead(SEND))
-    assert not enabled(config, s, FastFailureCleansExpiredHead(SEND))
+    s = starts_phase_two(config, play(config, initial_state(config), environment.ClockAdvances(FIRST_RUN - START)))
+    assert enabled(config, s, fastfailure.FastFailureStopsAtHead(SEND))
+    assert not enabled(config, s, fastfailure.FastFailureCleansExpiredHead(SEND))
 
 
 def test_corner_23_a_task_a_worker_took_gets_no_timeout_and_the_scan_goes_on() -> None:
     config = small_broker()
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, arrives(1), *queued(1), arrives(1), *queued(1), ClockAdvances(1000))
-    s = step(config, s, WorkerAppendsAndUnlocks(SEND, 0))
+    s = play(config, s, arrives(1), *queued(1), arrives(1), *queued(1), environment.ClockAdvances(1000))
+    s = step(config, s, workers.WorkerAppendsAndUnlocks(SEND, 0))
     s = starts_phase_two(config, s)
-    s = step(config, s, WorkerTakesTask(SEND, 0))  # wins the race for send 2
-    s = step(config, s, FastFailureCleansExpiredHead(SEND))
+    s = step(config, s, workers.WorkerTakesTask(SEND, 0))  # wins the race for send 2
+    s = step(config, s, fastfailure.FastFailureCleansExpiredHead(SEND))
     assert s.responses[-1] == timeout_response(3, 1000, 0)
     assert s.cancelled == {3}
-    s = step(config, enters_put_lock(config, s, 0), WorkerAppendsAndUnlocks(SEND, 0))
+    s = step(config, enters_put_lock(config, s, 0), workers.WorkerAppendsAndUnlocks(SEND, 0))
     assert [(r.request_id, r.kind) for r in s.responses] == [
         (1, ResponseKind.SUCCESS),
         (3, ResponseKind.TIMEOUT_CLEAN_QUEUE),
@@ -674,29 +630,29 @@ def test_corner_23_a_task_a_worker_took_gets_no_timeout_and_the_scan_goes_on() -
 def test_corner_24_removal_then_stop_run_then_response_and_the_loop_continues() -> None:
     config = small_broker()
     s = writer_waits_behind_replication(config, initial_state(config))
-    s = play(config, s, arrives(1), *queued(1), arrives(1), *queued(1), ClockAdvances(1000))
-    s = step(config, starts_phase_two(config, s), FastFailureCleansExpiredHead(SEND))
+    s = play(config, s, arrives(1), *queued(1), arrives(1), *queued(1), environment.ClockAdvances(1000))
+    s = step(config, starts_phase_two(config, s), fastfailure.FastFailureCleansExpiredHead(SEND))
     assert send_queue(s) == (3,)
     assert s.cancelled == {2}
     assert s.responses == (timeout_response(2, 1000, 1),)
-    assert enabled(config, s, FastFailureCleansExpiredHead(SEND))
+    assert enabled(config, s, fastfailure.FastFailureCleansExpiredHead(SEND))
 
 
 def test_corner_25_phase_two_reads_the_clock_per_head_and_the_size_after_removal() -> None:
     config = small_broker()
     s = writer_waits_behind_replication(config, initial_state(config))
-    s = play(config, s, arrives(1), *queued(1), arrives(1), *queued(1), ClockAdvances(1000))
-    s = step(config, starts_phase_two(config, s), FastFailureCleansExpiredHead(SEND))
-    s = play(config, s, ClockAdvances(6), FastFailureCleansExpiredHead(SEND))
+    s = play(config, s, arrives(1), *queued(1), arrives(1), *queued(1), environment.ClockAdvances(1000))
+    s = step(config, starts_phase_two(config, s), fastfailure.FastFailureCleansExpiredHead(SEND))
+    s = play(config, s, environment.ClockAdvances(6), fastfailure.FastFailureCleansExpiredHead(SEND))
     assert s.responses == (timeout_response(2, 1000, 1), timeout_response(3, 1006, 0))
 
 
 def test_corner_26_a_dequeued_task_cannot_be_cancelled() -> None:
     config = small_broker()
     s = writer_waits_behind_replication(config, initial_state(config))  # send 1 is on thread 0
-    s = starts_phase_two(config, step(config, s, ClockAdvances(1000)))
-    s = play(config, s, FastFailureStopsAtHead(SEND), HaServiceReleasesPutLock())
-    s = play(config, s, WorkerAcquiresPutLock(SEND, 0), WorkerCreatesMappedFile(SEND, 0), WorkerAppendsAndUnlocks(SEND, 0))
+    s = starts_phase_two(config, step(config, s, environment.ClockAdvances(1000)))
+    s = play(config, s, fastfailure.FastFailureStopsAtHead(SEND), environment.HaServiceReleasesPutLock())
+    s = play(config, s, workers.WorkerAcquiresPutLock(SEND, 0), workers.WorkerCreatesMappedFile(SEND, 0), workers.WorkerAppendsAndUnlocks(SEND, 0))
     assert s.responses == (Response(1, ResponseCode.SUCCESS, None, ResponseKind.SUCCESS),)
     assert s.cancelled == frozenset()
 
@@ -704,66 +660,66 @@ def test_corner_26_a_dequeued_task_cannot_be_cancelled() -> None:
 def test_corner_26_a_worker_running_a_stop_run_task_does_nothing() -> None:
     config = small_broker()
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, WorkerAppendsAndUnlocks(SEND, 0), arrives(1), *queued(1))
+    s = play(config, s, workers.WorkerAppendsAndUnlocks(SEND, 0), arrives(1), *queued(1))
     s = with_stopped_send_head(s)
-    assert not enabled(config, s, WorkerTakesTask(SEND, 0))
-    s = step(config, s, WorkerDiscardsCancelledTask(SEND, 0))
+    assert not enabled(config, s, workers.WorkerTakesTask(SEND, 0))
+    s = step(config, s, workers.WorkerDiscardsCancelledTask(SEND, 0))
     assert send_queue(s) == () and s.started == {1}
     assert s.answered == {1} and s.finished_silently == frozenset()
 
 
 def finish_run(config: BrokerConfig, s: BrokerState) -> BrokerState:
     """Phase 1 ends (not busy) and phase 2 stops at each queue's head: the run is over."""
-    s = step(config, s, FastFailureEndsBusyDrain())
-    s = play(config, s, *(FastFailureStopsAtHead(q) for q, _ in s.queue_waits))
+    s = step(config, s, fastfailure.FastFailureEndsBusyDrain())
+    s = play(config, s, *(fastfailure.FastFailureStopsAtHead(q) for q, _ in s.queue_waits))
     assert s.fast_failure_phase is FastFailurePhase.IDLE
     return s
 
 
 def test_corner_27_fixed_rate_schedule_one_second_delay_ten_ms_period() -> None:
     config = small_broker()
-    s = play(config, initial_state(config), ClockAdvances(FIRST_RUN - START - 1))
-    assert not enabled(config, s, FastFailureStartsRun())
-    s = play(config, s, ClockAdvances(1), FastFailureStartsRun())
+    s = play(config, initial_state(config), environment.ClockAdvances(FIRST_RUN - START - 1))
+    assert not enabled(config, s, fastfailure.FastFailureStartsRun())
+    s = play(config, s, environment.ClockAdvances(1), fastfailure.FastFailureStartsRun())
     assert s.fast_failure_next_run == FIRST_RUN + 10
-    s = step(config, s, ClockAdvances(20))  # the run takes 20 ms; runs never overlap
-    assert not enabled(config, s, FastFailureStartsRun())
+    s = step(config, s, environment.ClockAdvances(20))  # the run takes 20 ms; runs never overlap
+    assert not enabled(config, s, fastfailure.FastFailureStartsRun())
     s = finish_run(config, s)
     # Fixed rate: the runs due at 1011 and 1021 follow at once; then none until 1031.
-    s = finish_run(config, step(config, s, FastFailureStartsRun()))
-    s = finish_run(config, step(config, s, FastFailureStartsRun()))
-    assert s.fast_failure_next_run == 1031 and not enabled(config, s, FastFailureStartsRun())
+    s = finish_run(config, step(config, s, fastfailure.FastFailureStartsRun()))
+    s = finish_run(config, step(config, s, fastfailure.FastFailureStartsRun()))
+    assert s.fast_failure_next_run == 1031 and not enabled(config, s, fastfailure.FastFailureStartsRun())
 
 
 def test_corner_27_the_switch_is_read_every_tick() -> None:
     config = small_broker()
-    s = play(config, initial_state(config), OperatorSetsFastFailureEnable(False), ClockAdvances(FIRST_RUN - START))
-    assert not enabled(config, s, FastFailureStartsRun())
-    s = step(config, s, FastFailureSkipsRun())
+    s = play(config, initial_state(config), environment.OperatorSetsFastFailureEnable(False), environment.ClockAdvances(FIRST_RUN - START))
+    assert not enabled(config, s, fastfailure.FastFailureStartsRun())
+    s = step(config, s, fastfailure.FastFailureSkipsRun())
     assert s.fast_failure_next_run == FIRST_RUN + 10 and s.fast_failure_phase is FastFailurePhase.IDLE
-    s = play(config, s, OperatorSetsFastFailureEnable(True), ClockAdvances(10))
-    assert enabled(config, s, FastFailureStartsRun()) and not enabled(config, s, FastFailureSkipsRun())
+    s = play(config, s, environment.OperatorSetsFastFailureEnable(True), environment.ClockAdvances(10))
+    assert enabled(config, s, fastfailure.FastFailureStartsRun()) and not enabled(config, s, fastfailure.FastFailureSkipsRun())
 
 
 def test_corner_27_a_changed_wait_applies_at_the_next_tick() -> None:
     config = small_broker()
     s = writer_waits_behind_replication(config, initial_state(config))
-    s = play(config, s, arrives(1), *queued(1), ClockAdvances(1000), OperatorSetsQueueWait(SEND, 5000))
-    s = step(config, starts_phase_two(config, s), FastFailureStopsAtHead(SEND))
-    s = play(config, s, OperatorSetsQueueWait(SEND, 200), FastFailureStopsAtHead(PULL), ClockAdvances(10))
-    s = step(config, starts_phase_two(config, s), FastFailureCleansExpiredHead(SEND))
+    s = play(config, s, arrives(1), *queued(1), environment.ClockAdvances(1000), environment.OperatorSetsQueueWait(SEND, 5000))
+    s = step(config, starts_phase_two(config, s), fastfailure.FastFailureStopsAtHead(SEND))
+    s = play(config, s, environment.OperatorSetsQueueWait(SEND, 200), fastfailure.FastFailureStopsAtHead(PULL), environment.ClockAdvances(10))
+    s = step(config, starts_phase_two(config, s), fastfailure.FastFailureCleansExpiredHead(SEND))
     assert s.responses == (timeout_response(2, 1010, 0),)
 
 
 def test_corner_27_a_wait_changed_mid_scan_does_not_apply_to_that_scan() -> None:
     config = small_broker()
     s = writer_waits_behind_replication(config, initial_state(config))
-    s = play(config, s, arrives(1), *queued(1), ClockAdvances(950), arrives(1), *queued(1), ClockAdvances(50))
-    s = step(config, starts_phase_two(config, s), FastFailureCleansExpiredHead(SEND))
+    s = play(config, s, arrives(1), *queued(1), environment.ClockAdvances(950), arrives(1), *queued(1), environment.ClockAdvances(50))
+    s = step(config, starts_phase_two(config, s), fastfailure.FastFailureCleansExpiredHead(SEND))
     # The scan of the send queue is under way with maxWait = 200; the operator lowers it to 0.
-    s = step(config, s, OperatorSetsQueueWait(SEND, 0))
-    assert not enabled(config, s, FastFailureCleansExpiredHead(SEND))  # send 3 is 50 ms old < 200
-    assert enabled(config, s, FastFailureStopsAtHead(SEND))
+    s = step(config, s, environment.OperatorSetsQueueWait(SEND, 0))
+    assert not enabled(config, s, fastfailure.FastFailureCleansExpiredHead(SEND))  # send 3 is 50 ms old < 200
+    assert enabled(config, s, fastfailure.FastFailureStopsAtHead(SEND))
 
 
 @pytest.mark.parametrize(
@@ -788,12 +744,12 @@ def test_corner_27_a_wait_changed_mid_scan_does_not_apply_to_that_scan() -> None
 )
 def test_corner_29_the_cleaned_queues_depend_on_the_version(profile: Profile, order: list[tuple[str, int]]) -> None:
     config = broker_config(profile)
-    s = starts_phase_two(config, play(config, initial_state(config), ClockAdvances(FIRST_RUN - START)))
+    s = starts_phase_two(config, play(config, initial_state(config), environment.ClockAdvances(FIRST_RUN - START)))
     visited: list[tuple[str, int]] = []
     while s.fast_failure_phase is FastFailurePhase.CLEANING:
-        (queue,) = [q for q in ExecutorName if enabled(config, s, FastFailureStopsAtHead(q))]
+        (queue,) = [q for q in ExecutorName if enabled(config, s, fastfailure.FastFailureStopsAtHead(q))]
         visited.append((queue.value, s.wait_for(queue)))
-        s = step(config, s, FastFailureStopsAtHead(queue))
+        s = step(config, s, fastfailure.FastFailureStopsAtHead(queue))
     assert visited == order
     # From 4.3.1 END_TRANSACTION has its own queue; from 5.3.2 RECALL_MESSAGE shares the send queue
     # (before, no processor: the admin executor's default processor serves it).
@@ -814,7 +770,7 @@ def test_corner_30_deficient_means_exactly_zero_available(pool_size: int, defici
     s = writer_holds_put_lock(config, initial_state(config))
     assert s.available_buffers == tuple(range(1, pool_size))
     s = step(config, s, arrives(1))
-    assert dispatch_choice(config, s, 1) is (DispatchRejectsRequest if deficient else DispatchCreatesTask)
+    assert dispatch_choice(config, s, 1) is (remoting.DispatchRejectsRequest if deficient else remoting.DispatchCreatesTask)
 
 
 @pytest.mark.parametrize(
@@ -832,7 +788,7 @@ def test_corner_30_the_pool_is_used_under_the_versions_predicate(profile: Profil
     assert s.files == (MappedFile(0, 0, 0, 0 if used else None),)
     assert is_transient_store_pool_deficient(s.available_buffers, config.pool_enabled) is used
     s = step(config, s, arrives(1))
-    assert dispatch_choice(config, s, 1) is (DispatchRejectsRequest if used else DispatchCreatesTask)
+    assert dispatch_choice(config, s, 1) is (remoting.DispatchRejectsRequest if used else remoting.DispatchCreatesTask)
 
 
 def test_corner_30_a_disabled_pool_counts_integer_max_value() -> None:
@@ -844,8 +800,8 @@ def test_corner_31_borrowing_from_an_empty_pool_returns_null_and_the_put_succeed
     assert borrow_buffer(()) == (None, ())
     config = pooled_broker(send_threads=2, transient_store_pool_size=1, mapped_file_size=1)
     s = play(config, initial_state(config), arrives(0), *new_worker(0), arrives(1), *new_worker(1))
-    s = step(config, enters_put_lock(config, s, 0), WorkerAppendsAndUnlocks(SEND, 0))
-    s = step(config, enters_put_lock(config, s, 1), WorkerAppendsAndUnlocks(SEND, 1))
+    s = step(config, enters_put_lock(config, s, 0), workers.WorkerAppendsAndUnlocks(SEND, 0))
+    s = step(config, enters_put_lock(config, s, 1), workers.WorkerAppendsAndUnlocks(SEND, 1))
     assert s.files == (MappedFile(0, 1, 0, 0), MappedFile(1, 1, 0, None))
     assert [r.code for r in s.responses] == [ResponseCode.SUCCESS, ResponseCode.SUCCESS]
 
@@ -853,10 +809,10 @@ def test_corner_31_borrowing_from_an_empty_pool_returns_null_and_the_put_succeed
 def _one_full_file_per_send(config: BrokerConfig, sends: int) -> BrokerState:
     """``sends`` sends, one after another on send thread 0, each filling a one-message file."""
     s = writer_holds_put_lock(config, initial_state(config))
-    s = step(config, s, WorkerAppendsAndUnlocks(SEND, 0))
+    s = step(config, s, workers.WorkerAppendsAndUnlocks(SEND, 0))
     for _ in range(sends - 1):
-        s = play(config, s, arrives(1), *queued(1), WorkerTakesTask(SEND, 0))
-        s = step(config, enters_put_lock(config, s, 0), WorkerAppendsAndUnlocks(SEND, 0))
+        s = play(config, s, arrives(1), *queued(1), workers.WorkerTakesTask(SEND, 0))
+        s = step(config, enters_put_lock(config, s, 0), workers.WorkerAppendsAndUnlocks(SEND, 0))
     return s
 
 
@@ -865,33 +821,33 @@ def test_corner_32_buffers_are_lent_last_in_first_out() -> None:
     assert initial_state(config).available_buffers == (0, 1, 2)  # init offers at the tail
     s = _one_full_file_per_send(config, 2)
     assert s.available_buffers == (2,)
-    s = play(config, s, CommitServiceCommits(), CommitServiceReturnsBuffer())
-    s = play(config, s, CommitServiceCommits(), CommitServiceReturnsBuffer())
+    s = play(config, s, commitservice.CommitServiceCommits(), commitservice.CommitServiceReturnsBuffer())
+    s = play(config, s, commitservice.CommitServiceCommits(), commitservice.CommitServiceReturnsBuffer())
     assert s.available_buffers == (1, 0, 2)
-    s = play(config, s, arrives(1), *queued(1), WorkerTakesTask(SEND, 0))
+    s = play(config, s, arrives(1), *queued(1), workers.WorkerTakesTask(SEND, 0))
     s = enters_put_lock(config, s, 0)
     assert s.files[-1].write_buffer == 1  # the most recently returned
 
 
 def test_corner_33_a_buffer_returns_only_when_its_file_is_fully_committed() -> None:
     config = pooled_broker(transient_store_pool_size=2, mapped_file_size=2)
-    s = step(config, writer_holds_put_lock(config, initial_state(config)), WorkerAppendsAndUnlocks(SEND, 0))
-    s = step(config, s, CommitServiceCommits())
+    s = step(config, writer_holds_put_lock(config, initial_state(config)), workers.WorkerAppendsAndUnlocks(SEND, 0))
+    s = step(config, s, commitservice.CommitServiceCommits())
     assert s.files == (MappedFile(0, 1, 1, 0),)
-    assert not enabled(config, s, CommitServiceReturnsBuffer())
-    s = play(config, s, arrives(1), *queued(1), WorkerTakesTask(SEND, 0))
-    s = step(config, enters_put_lock(config, s, 0), WorkerAppendsAndUnlocks(SEND, 0))
-    s = play(config, s, CommitServiceCommits(), CommitServiceReturnsBuffer())
+    assert not enabled(config, s, commitservice.CommitServiceReturnsBuffer())
+    s = play(config, s, arrives(1), *queued(1), workers.WorkerTakesTask(SEND, 0))
+    s = step(config, enters_put_lock(config, s, 0), workers.WorkerAppendsAndUnlocks(SEND, 0))
+    s = play(config, s, commitservice.CommitServiceCommits(), commitservice.CommitServiceReturnsBuffer())
     assert s.files == (MappedFile(0, 2, 2, None),) and s.available_buffers == (0, 1)  # the last file stays
 
 
 def test_corner_37_one_file_per_commit_and_the_boundary_takes_another_step() -> None:
     config = pooled_broker(transient_store_pool_size=3, mapped_file_size=1)
     s = _one_full_file_per_send(config, 2)
-    s = step(config, s, CommitServiceCommits())
+    s = step(config, s, commitservice.CommitServiceCommits())
     assert s.files == (MappedFile(0, 1, 1, 0), MappedFile(1, 1, 0, 1))
-    assert not enabled(config, s, CommitServiceCommits())
-    s = play(config, s, CommitServiceReturnsBuffer(), CommitServiceCommits())
+    assert not enabled(config, s, commitservice.CommitServiceCommits())
+    s = play(config, s, commitservice.CommitServiceReturnsBuffer(), commitservice.CommitServiceCommits())
     assert s.files == (MappedFile(1, 1, 1, 1),) and s.available_buffers == (0, 2)
 
 
@@ -926,8 +882,8 @@ def test_corner_38_which_broker_codes_a_send_retries(
 def test_corner_38_pc_synchronized_is_retried_in_every_version_reject_only_from_5_3_0(profile: Profile) -> None:
     config = small_broker(profile, send_threads=2)
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, arrives(1), DispatchCreatesTask(1), ClockAdvances(1001), DispatchStartsWorker(1))
-    s = play(config, s, WorkerFindsPageCacheBusy(SEND, 1), arrives(1), DispatchRejectsRequest(1))
+    s = play(config, s, arrives(1), remoting.DispatchCreatesTask(1), environment.ClockAdvances(1001), remoting.DispatchStartsWorker(1))
+    s = play(config, s, workers.WorkerFindsPageCacheBusy(SEND, 1), arrives(1), remoting.DispatchRejectsRequest(1))
     pc_synchronized, reject = s.responses
     assert pc_synchronized.kind is ResponseKind.PC_SYNCHRONIZED and reject.kind is ResponseKind.REJECT_REQUEST
     assert retries_on_broker_code(profile, SendMode.SYNC, pc_synchronized.code)

@@ -29,12 +29,7 @@ from spec.remoting import (
     RateLimitHandlerAdmits,
     RateLimitHandlerThrottles,
 )
-from spec.workers import (
-    WorkerAcquiresPutLock,
-    WorkerAppendsAndUnlocks,
-    WorkerCreatesMappedFile,
-    WorkerPassesPutCheck,
-)
+from spec.workers import WorkerAcquiresPutLock, WorkerAppendsAndUnlocks, WorkerCreatesMappedFile, WorkerPassesPutCheck
 from spec.codes import RequestCode, ResponseCode, ResponseKind
 from spec.config import BrokerConfig, RateLimitConfig, broker_config
 from spec.profiles import PROFILES, ExecutorName

@@ -31,9 +31,9 @@ from spec.actors import (
     Fault,
     IoThreadId,
     IoThreadStep,
+    thread_of,
     WorkerId,
     WorkerStep,
-    thread_of,
 )
 
 STATE_FIELDS = {f.name for f in fields(BrokerState)}

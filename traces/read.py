@@ -38,10 +38,10 @@ from traces.format import (
     REPEATED_STRINGS,
     RESPONSE_KIND,
     ConfigError,
-    Observation,
-    TraceHeader,
     header_from_record,
     header_record,
+    Observation,
+    TraceHeader,
 )
 
 #: A longer JSON line is refused before it is parsed: no legitimate record comes near it.

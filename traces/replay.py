@@ -33,13 +33,13 @@ from properties.steptable import changed_fields, describe_action, render
 from traces.format import (
     HEADER_KIND,
     RESPONSE_KIND,
+    action_from_record,
     EventColumns,
+    header_from_record,
     Observation,
     RecordedResponse,
-    TraceHeader,
-    action_from_record,
-    header_from_record,
     responses_from_record,
+    TraceHeader,
 )
 
 #: The state fields each state claim reads (``tests/test_claim_reads.py`` watches every attribute

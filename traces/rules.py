@@ -24,10 +24,10 @@ from spec.codes import (
     OVERLOAD_REMARK,
     PC_SYNCHRONIZED_REMARK,
     REJECT_REQUEST_REMARK,
-    RequestCode,
-    ResponseCode,
     parse_clean_queue_remark,
     parse_rate_limit_remark,
+    RequestCode,
+    ResponseCode,
 )
 from spec.config import BrokerConfig
 from spec.remoting import route

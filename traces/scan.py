@@ -6,7 +6,7 @@ fast-failure schedule, the limiter's buckets). Here that state is rebuilt per ev
 numpy instead of a Python loop per event:
 
 - *the request an event refers to*: a remoting thread's current request is the one of its latest
-  ``RequestArrives``, unless a dispatch step that finishes with the request (queues it, starts a
+  ``remoting.RequestArrives``, unless a dispatch step that finishes with the request (queues it, starts a
   worker with it, rejects it, answers "not supported", throttles it) came after it;
 - *queue depth*: a running sum of +1 (queued) and −1 (left the queue), reflected at 0 because
   leaving an empty queue is a broken trace that takes nothing; the k-th element that leaves a
@@ -47,6 +47,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from spec import commitservice, environment, fastfailure, remoting, workers
 from spec.codes import REJECT_REQUEST_REMARK, RequestCode, parse_clean_queue_remark
 from spec.config import BUSY_UPPER_BOUND_MS, BrokerConfig
 from spec.limiter import circuit_breaker_acquire, create_bucket
@@ -63,43 +64,6 @@ from spec.storepool import (
     file_to_commit,
     return_committed_buffer,
 )
-from spec.commitservice import CommitServiceCommits, CommitServiceReturnsBuffer
-from spec.environment import (
-    HaServiceAcquiresPutLock,
-    HaServiceReleasesPutLock,
-    InternalTaskSubmitted,
-    OperatorSetsFastFailureEnable,
-    OperatorSetsQueueWait,
-)
-from spec.fastfailure import (
-    FastFailureCleansExpiredHead,
-    FastFailureDrainsBusySendQueue,
-    FastFailureDropsForeignElement,
-    FastFailureSkipsRun,
-    FastFailureStartsRun,
-)
-from spec.remoting import (
-    DispatchAnswersNotSupported,
-    DispatchCreatesTask,
-    DispatchQueuesTask,
-    DispatchRejectsOverload,
-    DispatchRejectsRequest,
-    DispatchStartsWorker,
-    RateLimitHandlerAdmits,
-    RateLimitHandlerThrottles,
-    RequestArrives,
-)
-from spec.workers import (
-    WorkerAcquiresPutLock,
-    WorkerAppendsAndUnlocks,
-    WorkerCreatesMappedFile,
-    WorkerDiscardsCancelledTask,
-    WorkerFindsPageCacheBusy,
-    WorkerProcessesRequest,
-    WorkerRunsForeignTask,
-    WorkerTakesTask,
-    WorkerThrowsInsideLock,
-)
 from traces.format import KINDS, RESPONSE_KIND, TraceHeader, vocabulary
 from traces.rules import LEVEL_ORDER, RULES, SAMPLE, expected_answer_ok, header_facts
 
@@ -111,17 +75,17 @@ SCAN_COLUMNS = ("seq", "ts", "kind", "io_thread", "code", "topic", "oneway", "ex
                 "request_id", "responses")
 
 #: Dispatch steps after which the remoting thread no longer holds its request.
-_IO_ENDS = (RateLimitHandlerThrottles.__name__, DispatchQueuesTask.__name__, DispatchStartsWorker.__name__, DispatchAnswersNotSupported.__name__,
-            DispatchRejectsRequest.__name__, DispatchRejectsOverload.__name__)
+_IO_ENDS = (remoting.RateLimitHandlerThrottles.__name__, remoting.DispatchQueuesTask.__name__, remoting.DispatchStartsWorker.__name__, remoting.DispatchAnswersNotSupported.__name__,
+            remoting.DispatchRejectsRequest.__name__, remoting.DispatchRejectsOverload.__name__)
 #: Steps that read the remoting thread's current request.
-_IO_READS = (RateLimitHandlerAdmits.__name__, RateLimitHandlerThrottles.__name__, DispatchCreatesTask.__name__, DispatchQueuesTask.__name__,
-             DispatchStartsWorker.__name__)
-_DEQUEUE_KINDS = (WorkerTakesTask.__name__, WorkerDiscardsCancelledTask.__name__, WorkerRunsForeignTask.__name__)
+_IO_READS = (remoting.RateLimitHandlerAdmits.__name__, remoting.RateLimitHandlerThrottles.__name__, remoting.DispatchCreatesTask.__name__, remoting.DispatchQueuesTask.__name__,
+             remoting.DispatchStartsWorker.__name__)
+_DEQUEUE_KINDS = (workers.WorkerTakesTask.__name__, workers.WorkerDiscardsCancelledTask.__name__, workers.WorkerRunsForeignTask.__name__)
 #: Steps in which a worker answers the task it took (and so ends it).
-_WORKER_ANSWERS = (WorkerProcessesRequest.__name__, WorkerFindsPageCacheBusy.__name__, WorkerAppendsAndUnlocks.__name__, WorkerThrowsInsideLock.__name__)
-_LOCK_ACQUIRES = (WorkerAcquiresPutLock.__name__, HaServiceAcquiresPutLock.__name__)
-_LOCK_RELEASES = (WorkerAppendsAndUnlocks.__name__, WorkerThrowsInsideLock.__name__, HaServiceReleasesPutLock.__name__)
-_POOL_KINDS = (WorkerCreatesMappedFile.__name__, CommitServiceCommits.__name__, CommitServiceReturnsBuffer.__name__)
+_WORKER_ANSWERS = (workers.WorkerProcessesRequest.__name__, workers.WorkerFindsPageCacheBusy.__name__, workers.WorkerAppendsAndUnlocks.__name__, workers.WorkerThrowsInsideLock.__name__)
+_LOCK_ACQUIRES = (workers.WorkerAcquiresPutLock.__name__, environment.HaServiceAcquiresPutLock.__name__)
+_LOCK_RELEASES = (workers.WorkerAppendsAndUnlocks.__name__, workers.WorkerThrowsInsideLock.__name__, environment.HaServiceReleasesPutLock.__name__)
+_POOL_KINDS = (workers.WorkerCreatesMappedFile.__name__, commitservice.CommitServiceCommits.__name__, commitservice.CommitServiceReturnsBuffer.__name__)
 _NONE = -1  # "no request / no element / no holder" in index and key arrays
 _WORKER_SPAN = 1 << 32  # key of a worker thread = executor id × span + worker index
 
@@ -393,7 +357,7 @@ class TraceScan:
     def _requests(self) -> None:
         """``self.request[i]``: the arrival (its index) a dispatch step of thread ``io_thread`` works on."""
         n = self.n
-        arrives = self._is(RequestArrives.__name__)
+        arrives = self._is(remoting.RequestArrives.__name__)
         at = np.flatnonzero(arrives | self._is(*_IO_ENDS) | self._is(*_IO_READS))
         latest = _latest_before(self.events.io_thread[at], (arrives | self._is(*_IO_ENDS))[at])
         self.request = np.full(n, _NONE, np.int64)
@@ -405,9 +369,9 @@ class TraceScan:
         codes, inverse = np.unique(self.code, return_inverse=True)
         routed = np.array([self._route(int(c)) for c in codes], np.int64)
         self.routed = routed[inverse.reshape(-1)]  # meaningful at arrivals
-        # RequestTask.createTimestamp: the ts of the latest DispatchCreatesTask for the request.
+        # RequestTask.createTimestamp: the ts of the latest remoting.DispatchCreatesTask for the request.
         self.created = np.full(n, _NONE, np.int64)
-        creates = np.flatnonzero(self._is(DispatchCreatesTask.__name__) & (self.request >= 0))[::-1]
+        creates = np.flatnonzero(self._is(remoting.DispatchCreatesTask.__name__) & (self.request >= 0))[::-1]
         req, last = np.unique(self.request[creates], return_index=True)
         self.created[req] = self.ts[creates[last]]
 
@@ -423,17 +387,17 @@ class TraceScan:
     def _queues(self) -> None:
         """Depth of each queue and what each leaving event took; capacity and FIFO (queue side)."""
         n = self.n
-        queued = self._is(DispatchQueuesTask.__name__) & (self.request >= 0)
+        queued = self._is(remoting.DispatchQueuesTask.__name__) & (self.request >= 0)
         target = np.full(n, _NONE, np.int64)
         target[queued] = self.routed[self.request[queued]]
-        target[self._is(InternalTaskSubmitted.__name__)] = self.executor[self._is(InternalTaskSubmitted.__name__)]
-        element = np.where(self._is(DispatchQueuesTask.__name__), self.request, _NONE)  # internal tasks are no request
+        target[self._is(environment.InternalTaskSubmitted.__name__)] = self.executor[self._is(environment.InternalTaskSubmitted.__name__)]
+        element = np.where(self._is(remoting.DispatchQueuesTask.__name__), self.request, _NONE)  # internal tasks are no request
         source = np.full(n, _NONE - 1, np.int64)  # -2: no such queue, so the element-leaving event finds it empty
         dequeue = self._is(*_DEQUEUE_KINDS)
         source[dequeue] = self.executor[dequeue]
-        send = self._is(FastFailureDrainsBusySendQueue.__name__, FastFailureDropsForeignElement.__name__)
+        send = self._is(fastfailure.FastFailureDrainsBusySendQueue.__name__, fastfailure.FastFailureDropsForeignElement.__name__)
         source[send] = self._queue_id(ExecutorName.SEND)
-        cleans = self._is(FastFailureCleansExpiredHead.__name__)
+        cleans = self._is(fastfailure.FastFailureCleansExpiredHead.__name__)
         source[cleans] = self.queue[cleans]
         leaving = dequeue | send | cleans
         self.left_nothing = leaving & ~np.isin(source, np.arange(len(self.queue_names)))
@@ -462,7 +426,7 @@ class TraceScan:
         empty = np.flatnonzero(self.left_nothing)
         fifo.add(np.zeros(len(empty), bool), self.seq[empty],
                  lambda i: f"{self._queue_name(int(empty[i]))} queue is empty, yet an element left it")
-        named = np.flatnonzero((send & self._is(FastFailureDrainsBusySendQueue.__name__) | cleans) & ~self.left_nothing & self.first_has_opaque)
+        named = np.flatnonzero((send & self._is(fastfailure.FastFailureDrainsBusySendQueue.__name__) | cleans) & ~self.left_nothing & self.first_has_opaque)
         got = np.where(self.head[named] >= 0, self.request_id[np.maximum(self.head[named], 0)], _NONE)
         expected = self.first_opaque[named]
         fifo.add((self.head[named] >= 0) & (got == expected), self.seq[named],
@@ -471,9 +435,9 @@ class TraceScan:
 
     def _queue_name(self, i: int) -> str:
         kind = self.kind_of(i)
-        if kind in (FastFailureDrainsBusySendQueue.__name__, FastFailureDropsForeignElement.__name__):
+        if kind in (fastfailure.FastFailureDrainsBusySendQueue.__name__, fastfailure.FastFailureDropsForeignElement.__name__):
             return ExecutorName.SEND.value
-        column = self.events.queue if kind == FastFailureCleansExpiredHead.__name__ else self.events.executor
+        column = self.events.queue if kind == fastfailure.FastFailureCleansExpiredHead.__name__ else self.events.executor
         return str(self._executor_name(int(column[i])))
 
     # -- workers ---------------------------------------------------------------------------------
@@ -485,9 +449,9 @@ class TraceScan:
         task = np.full(n, _NONE, np.int64)  # the request a worker holds after the event
         takes = self._is(*_DEQUEUE_KINDS)
         key[takes] = self.executor[takes] * _WORKER_SPAN + self.worker[takes]
-        task[self._is(WorkerTakesTask.__name__)] = self.head[self._is(WorkerTakesTask.__name__)]
-        # DispatchStartsWorker: the new thread (numbered per executor in start order) runs the request.
-        starts = np.flatnonzero(self._is(DispatchStartsWorker.__name__) & (self.request >= 0))
+        task[self._is(workers.WorkerTakesTask.__name__)] = self.head[self._is(workers.WorkerTakesTask.__name__)]
+        # remoting.DispatchStartsWorker: the new thread (numbered per executor in start order) runs the request.
+        starts = np.flatnonzero(self._is(remoting.DispatchStartsWorker.__name__) & (self.request >= 0))
         starts = starts[self.routed[self.request[starts]] >= 0]
         executor = self.routed[self.request[starts]]
         for q in np.unique(executor):
@@ -519,7 +483,7 @@ class TraceScan:
 
     def _timeouts(self) -> None:
         """[TIMEOUT_CLEAN_QUEUE] answers against the head's wait, the queue's wait and the size left."""
-        cleaned = np.flatnonzero(self._is(FastFailureCleansExpiredHead.__name__) & (self.head >= 0))
+        cleaned = np.flatnonzero(self._is(fastfailure.FastFailureCleansExpiredHead.__name__) & (self.head >= 0))
         r = np.flatnonzero(np.isin(self.response_event, cleaned))
         if len(r) == 0:
             return
@@ -533,10 +497,10 @@ class TraceScan:
         created = self.created[self.head[event]]
         known &= created != _NONE
         waited = self.ts[event] - created
-        # The queue's wait: the latest OperatorSetsQueueWait for that queue before the event, else the config's.
+        # The queue's wait: the latest environment.OperatorSetsQueueWait for that queue before the event, else the config's.
         queue = self.events.queue[event]
         wait, depth = np.zeros(len(event), np.int64), np.zeros(len(event), np.int64)
-        sets = np.flatnonzero(self._is(OperatorSetsQueueWait.__name__))
+        sets = np.flatnonzero(self._is(environment.OperatorSetsQueueWait.__name__))
         waits = {q.value: w for q, w in self.config.queue_waits}
         for q in np.unique(queue[known]).tolist():
             name = str(self._executor_name(q))
@@ -560,12 +524,12 @@ class TraceScan:
     def _fast_failure(self) -> None:
         """The k-th run is due at start + delay + k × period and works only while the switch is on."""
         c = self.config
-        runs = np.flatnonzero(self._is(FastFailureStartsRun.__name__, FastFailureSkipsRun.__name__))
-        sets = np.flatnonzero(self._is(OperatorSetsFastFailureEnable.__name__))
+        runs = np.flatnonzero(self._is(fastfailure.FastFailureStartsRun.__name__, fastfailure.FastFailureSkipsRun.__name__))
+        sets = np.flatnonzero(self._is(environment.OperatorSetsFastFailureEnable.__name__))
         switch = np.concatenate(([c.fast_failure_enable], self.events.enabled[sets] == 1))
         on = switch[np.searchsorted(sets, runs)] | (not c.profile.fast_failure_switch)
         earliest = c.start_time_ms + c.fast_failure_initial_delay_ms + np.arange(len(runs)) * c.fast_failure_period_ms
-        started = self._is(FastFailureStartsRun.__name__)[runs]
+        started = self._is(fastfailure.FastFailureStartsRun.__name__)[runs]
         self.findings["fast_failure_runs_10ms_apart_while_enabled"].add(
             (self.ts[runs] >= earliest) & (on == started),
             self.seq[runs],
@@ -598,14 +562,14 @@ class TraceScan:
         )
         # spec.putlock: acquire_for_put stamps the clock; release_after_put clears; throw_inside_lock
         # clears only where the profile resets in finally; the HA service's acquire and release keep it.
-        stamps = self._is(WorkerAcquiresPutLock.__name__) & (self.worker != _NONE)
-        clears = self._is(WorkerAppendsAndUnlocks.__name__)
+        stamps = self._is(workers.WorkerAcquiresPutLock.__name__) & (self.worker != _NONE)
+        clears = self._is(workers.WorkerAppendsAndUnlocks.__name__)
         if self.config.profile.begin_time_reset_in_finally:
-            clears |= self._is(WorkerThrowsInsideLock.__name__)
+            clears |= self._is(workers.WorkerThrowsInsideLock.__name__)
         sets = np.flatnonzero(stamps | clears)
         value = np.concatenate(([0], np.where(stamps[sets], self.ts[sets], 0)))
         self.begin = value[_at_or_before(sets, self.n)]
-        freed = np.flatnonzero(self._is(WorkerAppendsAndUnlocks.__name__, WorkerThrowsInsideLock.__name__))
+        freed = np.flatnonzero(self._is(workers.WorkerAppendsAndUnlocks.__name__, workers.WorkerThrowsInsideLock.__name__))
         self.findings["begin_time_zero_when_lock_free"].add(
             self.begin[freed] == 0, self.seq[freed],
             lambda i: f"{self.kind_of(int(freed[i]))} left beginTimeInLock = {self.begin[freed[i]]} with the lock free",
@@ -616,7 +580,7 @@ class TraceScan:
         c = self.config
         size, total = c.mapped_file_size, (c.transient_store_pool_size if c.pool_enabled else 0)
         finding = self.findings["buffers_conserved_and_returned_only_at_full_commit"]
-        appends = np.flatnonzero(self._is(WorkerAppendsAndUnlocks.__name__))
+        appends = np.flatnonzero(self._is(workers.WorkerAppendsAndUnlocks.__name__))
         events = np.flatnonzero(self._is(*_POOL_KINDS))
         appended_before = np.searchsorted(appends, events)
         files: tuple[MappedFile, ...] = ()
@@ -630,9 +594,9 @@ class TraceScan:
                 files = append_message(files, size)
             done = n_appends
             kind = self.kind_of(i)
-            if kind == WorkerCreatesMappedFile.__name__:
+            if kind == workers.WorkerCreatesMappedFile.__name__:
                 files, available = create_mapped_file(files, available, c.pool_enabled, size)
-            elif kind == CommitServiceCommits.__name__:
+            elif kind == commitservice.CommitServiceCommits.__name__:
                 at = file_to_commit(files, size)
                 finding.one(at is not None, seq, lambda: "a commit with nothing to commit")
                 if at is not None:
@@ -680,7 +644,7 @@ class TraceScan:
         """Each request answered exactly once (or at most once where silence is allowed); no response
         before its request; each response's code and remark as the profile writes them."""
         facts = header_facts(header)
-        arrivals = np.flatnonzero(self._is(RequestArrives.__name__))
+        arrivals = np.flatnonzero(self._is(remoting.RequestArrives.__name__))
         has_opaque = self.events.has_request_id[arrivals]
         opaque = self.request_id[arrivals]
         answered = np.sort(self.response_opaque[self.response_has_opaque])
@@ -725,7 +689,7 @@ class TraceScan:
         """Walk the limiter's decisions with each topic's token bucket (spec.limiter)."""
         finding = self.findings["limiter_decisions_as_the_bucket_says"]
         rl = self.config.rate_limit
-        events = np.flatnonzero(self._is(RateLimitHandlerAdmits.__name__, RateLimitHandlerThrottles.__name__))
+        events = np.flatnonzero(self._is(remoting.RateLimitHandlerAdmits.__name__, remoting.RateLimitHandlerThrottles.__name__))
         requests = self.request[events]
         walked = (requests >= 0) & rl.enabled
         lost = events[~walked]
@@ -759,7 +723,7 @@ class TraceScan:
                 # While the breaker is open, circuit_breaker_acquire denies and leaves the bucket as it
                 # is until now - nextFreeTicketMicros >= the open time: those decisions need no call.
                 k = bisect_left(latest, closes)
-        admits = self._is(RateLimitHandlerAdmits.__name__)[events]
+        admits = self._is(remoting.RateLimitHandlerAdmits.__name__)[events]
         decided = np.array(admitted, bool)
         self.findings["limiter_decisions_as_the_bucket_says"].add(
             decided == admits, self.seq[events],
