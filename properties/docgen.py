@@ -18,6 +18,7 @@ from pathlib import Path
 import spec
 from properties import corners
 from spec import profiles
+from spec.actors import actor_of
 from spec.machine import ACTION_TYPES, KINDS, RULES
 from spec.invariants import ALL_CLAIMS, Claim
 from properties.models import MODELS
@@ -81,7 +82,7 @@ def action_rows() -> Iterable[str]:
         guard, effect = action_functions(cls.__name__)
         args = ", ".join(f.name for f in fields(cls))
         yield (
-            f"| `{cls.__name__}({args})` | {cls.actor} | {_cell(_first(guard.__doc__, 'Guard:'))} "
+            f"| `{cls.__name__}({args})` | {actor_of(cls)} | {_cell(_first(guard.__doc__, 'Guard:'))} "
             f"| {_cell(_first(effect.__doc__, 'Effect:'))} | {labelled(cls.__doc__, 'Changes')} "
             f"| {_cell(action_source(cls.__name__))} | {_cell(labelled(effect.__doc__, 'Simplification'))} |"
         )

@@ -11,8 +11,6 @@ what that thread did with what the spec allows it; the thread ids here name thos
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from spec.config import BrokerConfig
 from spec.frozen import record
 from spec.profiles import ExecutorName
@@ -56,7 +54,6 @@ FAST_FAILURE = FastFailureId()
 class Action:
     """One atomic step of the broker or its environment. Every action derives from one actor below."""
 
-    actor: ClassVar[str]
 
     @property
     def thread(self) -> ThreadId | None:
@@ -68,7 +65,6 @@ class Action:
 class IoThreadStep(Action):
     """A step of a remoting (Netty handler) thread."""
 
-    actor: ClassVar[str] = "remoting thread"
     io_thread: int
 
     @property
@@ -80,7 +76,6 @@ class IoThreadStep(Action):
 class WorkerStep(Action):
     """A step of an executor's worker thread."""
 
-    actor: ClassVar[str] = "worker thread"
     executor: ExecutorName
     worker: int
 
@@ -93,7 +88,6 @@ class WorkerStep(Action):
 class CommitServiceStep(Action):
     """A step of CommitRealTimeService."""
 
-    actor: ClassVar[str] = "commit service"
 
     @property
     def thread(self) -> ThreadId:
@@ -104,7 +98,6 @@ class CommitServiceStep(Action):
 class FastFailureStep(Action):
     """A step of the BrokerFastFailure scheduler thread."""
 
-    actor: ClassVar[str] = "fast failure"
 
     @property
     def thread(self) -> ThreadId:
@@ -116,7 +109,6 @@ class EnvironmentInput(Action):
     """Something outside the broker's threads: a request arrives, time passes, an operator changes a
     setting, broker code submits a task, the HA service takes the put lock."""
 
-    actor: ClassVar[str] = "environment"
 
 
 @record
@@ -124,7 +116,23 @@ class Fault(Action):
     """A fault the environment injects into a thread (an exception, a rejecting pool): not a step the
     thread chooses, so a driver feeds it like an input."""
 
-    actor: ClassVar[str] = "environment (fault)"
+
+
+#: Each actor's name, as the documents say it. (Not a class attribute: the compiled spec's records
+#: would take an annotated attribute for a field.)
+ACTOR_NAMES: dict[type[Action], str] = {
+    IoThreadStep: "remoting thread",
+    WorkerStep: "worker thread",
+    CommitServiceStep: "commit service",
+    FastFailureStep: "fast failure",
+    EnvironmentInput: "environment",
+    Fault: "environment (fault)",
+}
+
+
+def actor_of(cls: type[Action]) -> str:
+    """The name of the actor whose step ``cls`` is."""
+    return next(name for actor, name in ACTOR_NAMES.items() if issubclass(cls, actor))
 
 
 def thread_of(a: Action) -> ThreadId | None:

@@ -71,18 +71,19 @@ def busy_answer(profile: Profile, code: RequestCode) -> tuple[ResponseCode, str]
     return profile.pc_synchronized_code, PC_SYNCHRONIZED_REMARK
 
 
-def _worker(s: BrokerState, a: WorkerAction) -> tuple[Executor, Worker] | None:
+def _worker(s: BrokerState, name: ExecutorName, index: int) -> tuple[Executor, Worker] | None:
+    """The executor and its worker ``index``, if both exist."""
     try:
-        executor = s.executor(a.executor)
+        executor = s.executor(name)
     except KeyError:
         return None
-    if not 0 <= a.worker < len(executor.workers):
+    if not 0 <= index < len(executor.workers):
         return None
-    return executor, executor.workers[a.worker]
+    return executor, executor.workers[index]
 
 
-def _idle_with_head(s: BrokerState, a: WorkerAction) -> tuple[Executor, QueueElement] | None:
-    found = _worker(s, a)
+def _idle_with_head(s: BrokerState, a: WorkerStep) -> tuple[Executor, QueueElement] | None:
+    found = _worker(s, a.executor, a.worker)
     if found is None:
         return None
     executor, worker = found
@@ -91,8 +92,8 @@ def _idle_with_head(s: BrokerState, a: WorkerAction) -> tuple[Executor, QueueEle
     return executor, executor.queue[0]
 
 
-def _in_stage(s: BrokerState, a: WorkerAction, stage: WorkerStage) -> tuple[Executor, RequestTask] | None:
-    found = _worker(s, a)
+def _in_stage(s: BrokerState, name: ExecutorName, index: int, stage: WorkerStage) -> tuple[Executor, RequestTask] | None:
+    found = _worker(s, name, index)
     if found is None:
         return None
     executor, worker = found
@@ -224,7 +225,7 @@ def worker_processes_request_enabled(config: BrokerConfig, s: BrokerState, a: Wo
     Source: the processor table (B/BrokerController.registerProcessor): only the send-type
     processors reach the store (semantics.md 1.4, 2.5).
     """
-    found = _in_stage(s, a, WorkerStage.TAKEN)
+    found = _in_stage(s, a.executor, a.worker, WorkerStage.TAKEN)
     return found is not None and found[1].request.code not in PUT_CODES
 
 
@@ -235,7 +236,7 @@ def worker_processes_request(config: BrokerConfig, s: BrokerState, a: WorkerProc
     Source: B/processor/AdminBrokerProcessor.java ``default:`` branch (getUnknownCmdResponse
     from 4.9.1, commit 9a5ec9082f); other processors' results (Simplification: always SUCCESS).
     """
-    found = _in_stage(s, a, WorkerStage.TAKEN)
+    found = _in_stage(s, a.executor, a.worker, WorkerStage.TAKEN)
     assert found is not None
     executor, task = found
     request = task.request
@@ -269,7 +270,7 @@ def worker_finds_page_cache_busy_enabled(config: BrokerConfig, s: BrokerState, a
     Source: DefaultMessageStore.putMessage (4.0.0–4.6.x), checkStoreStatus (4.7.0–4.9.8),
     HookUtils.checkBeforePutMessage (5.0.0+): ``isOSPageCacheBusy()`` (semantics.md 2.5).
     """
-    found = _in_stage(s, a, WorkerStage.TAKEN)
+    found = _in_stage(s, a.executor, a.worker, WorkerStage.TAKEN)
     return (
         found is not None
         and found[1].request.code in PUT_CODES
@@ -284,7 +285,7 @@ def worker_finds_page_cache_busy(config: BrokerConfig, s: BrokerState, a: Worker
     queued (corner 6). Source: DefaultMessageStore.putMessage (4.0.0–4.6.x),
     checkStoreStatus (4.7.0–4.9.8), HookUtils.checkBeforePutMessage (5.0.0+) (semantics.md 2.5).
     """
-    found = _in_stage(s, a, WorkerStage.TAKEN)
+    found = _in_stage(s, a.executor, a.worker, WorkerStage.TAKEN)
     assert found is not None
     executor, task = found
     request = task.request
@@ -306,7 +307,7 @@ def worker_passes_put_check_enabled(config: BrokerConfig, s: BrokerState, a: Wor
 
     Source: as :func:`worker_finds_page_cache_busy_enabled`, the check false (semantics.md 2.5).
     """
-    found = _in_stage(s, a, WorkerStage.TAKEN)
+    found = _in_stage(s, a.executor, a.worker, WorkerStage.TAKEN)
     return (
         found is not None
         and found[1].request.code in PUT_CODES
@@ -320,7 +321,7 @@ def worker_passes_put_check(config: BrokerConfig, s: BrokerState, a: WorkerPasse
     Source: as :func:`worker_finds_page_cache_busy`. The check and the lock are separate steps:
     the store may turn busy in between, and the worker then waits without being "busy" itself.
     """
-    found = _in_stage(s, a, WorkerStage.TAKEN)
+    found = _in_stage(s, a.executor, a.worker, WorkerStage.TAKEN)
     assert found is not None
     executor, task = found
     s = with_executor(s, with_worker(executor, a.worker, Worker(WorkerStage.PASSED_PUT_CHECK, task)))
@@ -344,7 +345,7 @@ def worker_acquires_put_lock_enabled(config: BrokerConfig, s: BrokerState, a: Wo
     Source: S/PutMessageSpinLock.java / S/PutMessageReentrantLock.java lock(): both non-fair, free
     when unheld (semantics.md 2.4).
     """
-    return _in_stage(s, a, WorkerStage.PASSED_PUT_CHECK) is not None and s.lock.holder is None
+    return _in_stage(s, a.executor, a.worker, WorkerStage.PASSED_PUT_CHECK) is not None and s.lock.holder is None
 
 
 def worker_acquires_put_lock(config: BrokerConfig, s: BrokerState, a: WorkerAcquiresPutLock) -> Next:
@@ -352,7 +353,7 @@ def worker_acquires_put_lock(config: BrokerConfig, s: BrokerState, a: WorkerAcqu
 
     Source: S/CommitLog.java putMessage (4.x) / asyncPutMessage (4.7.0+) (semantics.md 2.3, 2.4).
     """
-    found = _in_stage(s, a, WorkerStage.PASSED_PUT_CHECK)
+    found = _in_stage(s, a.executor, a.worker, WorkerStage.PASSED_PUT_CHECK)
     assert found is not None
     executor, task = found
     s = replace(s, lock=acquire_for_put(s.lock, holder_of(a.executor, a.worker), s.now))
@@ -373,7 +374,7 @@ def worker_creates_mapped_file_enabled(config: BrokerConfig, s: BrokerState, a: 
     Source: S/CommitLog.java putMessage: ``mappedFile == null || mappedFile.isFull()`` →
     getLastMappedFile(0) (semantics.md 3.4).
     """
-    return _in_stage(s, a, WorkerStage.IN_PUT_LOCK) is not None and not current_file_has_room(
+    return _in_stage(s, a.executor, a.worker, WorkerStage.IN_PUT_LOCK) is not None and not current_file_has_room(
         s.files, config.mapped_file_size
     )
 
@@ -402,7 +403,7 @@ def worker_appends_and_unlocks_enabled(config: BrokerConfig, s: BrokerState, a: 
     Source: S/CommitLog.java putMessage: appendMessageCallback on a file with room (semantics.md
     2.3).
     """
-    return _in_stage(s, a, WorkerStage.IN_PUT_LOCK) is not None and current_file_has_room(
+    return _in_stage(s, a.executor, a.worker, WorkerStage.IN_PUT_LOCK) is not None and current_file_has_room(
         s.files, config.mapped_file_size
     )
 
@@ -414,7 +415,7 @@ def worker_appends_and_unlocks(config: BrokerConfig, s: BrokerState, a: WorkerAp
     4.0.0–4.9.2 and 5.x, in ``finally`` in 4.9.3–4.9.8), then unlock in ``finally`` (2.3).
     Simplification: the hold time is the clock's advance between acquiring and this step.
     """
-    found = _in_stage(s, a, WorkerStage.IN_PUT_LOCK)
+    found = _in_stage(s, a.executor, a.worker, WorkerStage.IN_PUT_LOCK)
     assert found is not None
     executor, task = found
     request = task.request
@@ -433,17 +434,13 @@ class WorkerThrowsInsideLock(Fault):
     worker: int
 
 
-WorkerAction = WorkerStep | WorkerThrowsInsideLock
-"""A step taken on one worker: its own, or a fault injected into it."""
-
-
 def worker_throws_inside_lock_enabled(config: BrokerConfig, s: BrokerState, a: WorkerThrowsInsideLock) -> bool:
     """Guard: the worker holds the lock (a fault the environment may inject at any such point).
 
     Source: S/CommitLog.java putMessage: any Throwable between lock() and the reset (semantics.md
     2.3, corner 4).
     """
-    return _in_stage(s, a, WorkerStage.IN_PUT_LOCK) is not None
+    return _in_stage(s, a.executor, a.worker, WorkerStage.IN_PUT_LOCK) is not None
 
 
 def worker_throws_inside_lock(config: BrokerConfig, s: BrokerState, a: WorkerThrowsInsideLock) -> Next:
@@ -453,7 +450,7 @@ def worker_throws_inside_lock(config: BrokerConfig, s: BrokerState, a: WorkerThr
     Source: S/CommitLog.java (semantics.md 2.3, corner 4); the handler's ``catch (Throwable e)``
     writes SYSTEM_ERROR with ``exceptionSimpleDesc(e)`` (1.1). The remark is left unspecified.
     """
-    found = _in_stage(s, a, WorkerStage.IN_PUT_LOCK)
+    found = _in_stage(s, a.executor, a.worker, WorkerStage.IN_PUT_LOCK)
     assert found is not None
     executor, task = found
     request = task.request

@@ -8,10 +8,9 @@ keeps the figures). Nothing else changes: the driver, the tests of the spec, Cro
 suites keep importing the interpreted spec from the working tree.
 
 The build (``make compiled``, which ``make venv`` and the targets that use Spark run) copies
-``spec/`` and ``traces/`` into :data:`BUILD` and compiles, next to their copies, the modules in
-:data:`COMPILED`. Left interpreted on purpose:
-
-- the rest of ``traces/``: not on the replay's path.
+``spec/``, ``traces/`` and ``properties/`` into :data:`BUILD` and compiles, next to their copies,
+the modules in :data:`COMPILED`: the spec and the replayer. The rest stays interpreted: it is not
+on the replay's path.
 
 The build records the SHA-256 of every file it copied. :func:`compiled_path` gives the build
 only while each of them still equals the working tree's file; after any edit it gives None and
@@ -38,10 +37,9 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build" / "compiled-spec"
 #: The manifest: each copied file's path (relative to the root) and SHA-256.
 MANIFEST = "SOURCES.json"
-#: The packages copied into the build (whole, so that every import resolves inside it).
-PACKAGES = ("spec", "traces")
-#: Modules left interpreted (see the module docstring).
-INTERPRETED: frozenset[str] = frozenset()
+#: The packages copied into the build (whole, so that every import resolves inside it; the replay
+#: renders divergences with properties.steptable).
+PACKAGES = ("spec", "traces", "properties")
 
 
 def _sources() -> list[Path]:
@@ -55,8 +53,8 @@ def _sources() -> list[Path]:
 
 
 def _compiled_modules(files: list[Path]) -> list[str]:
-    """The modules mypyc compiles: the spec's, but for INTERPRETED, and the replayer with its decoding of records."""
-    spec = [str(f) for f in files if f.parent == Path("spec") and f.suffix == ".py" and str(f) not in INTERPRETED]
+    """The modules mypyc compiles: the spec's, and the replayer with its decoding of records."""
+    spec = [str(f) for f in files if f.parent == Path("spec") and f.suffix == ".py"]
     return [*spec, "traces/format.py", "traces/replay.py"]
 
 
