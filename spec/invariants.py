@@ -41,7 +41,7 @@ from spec.machine import Environment, candidate_actions, enabled, step
 from spec.profiles import ExecutorName
 from spec.putlock import HA_SERVICE, begin_time_is_zero_when_free, is_os_page_cache_busy
 from spec.remoting import route
-from spec.state import BrokerState, Outputs, RequestTask, Response, WorkerStage
+from spec.state import BrokerState, Outputs, QueueElement, RequestTask, Response, WorkerStage
 from spec.storepool import buffers_partition_the_pool, is_transient_store_pool_deficient
 from spec.workers import busy_answer, holder_of
 
@@ -134,11 +134,70 @@ def pool_is_deficient_exactly_when_none_is_available(config: BrokerConfig, s: Br
 # -- Always: monitors over one step -------------------------------------------------------------------
 
 
+@record
+class Moved:
+    """The requests in the parts of the broker one step replaced, before and after it.
+
+    A step replaces only what it touches (a remoting thread, a queue's head or tail, a worker), so
+    the requests it moves, admits or settles are all here; a request that stays where it was is
+    not. With no request in two places before the step (the claim below, kept at every earlier
+    step, and true of the initial state, where there are none), comparing these parts compares the
+    whole broker.
+    """
+
+    before: tuple[int, ...]  # ids in the replaced parts of the state before the step
+    after: tuple[int, ...]  # ids in the parts that replaced them
+    held: tuple[RequestTask, ...]  # tasks the replaced workers held before the step
+    holding: tuple[RequestTask, ...]  # tasks the workers that replaced them hold after it
+
+
+def _queue_ids(queue: tuple[QueueElement, ...]) -> list[int]:
+    return [t.request.id for t in queue if isinstance(t, RequestTask)]
+
+
+def _queue_change(before: tuple[QueueElement, ...], after: tuple[QueueElement, ...]) -> tuple[list[int], list[int]]:
+    """The ids that left and joined a queue: the head taken or one element offered, else every element."""
+    if len(after) == len(before) + 1 and after[:-1] == before:
+        return [], _queue_ids(after[-1:])
+    if len(after) == len(before) - 1 and after == before[1:]:
+        return _queue_ids(before[:1]), []
+    return _queue_ids(before), _queue_ids(after)
+
+
+def moved(before: BrokerState, after: BrokerState) -> Moved:
+    """The requests and tasks in the parts of the broker the step ``before → after`` replaced."""
+    gone: list[int] = []
+    came: list[int] = []
+    held: list[RequestTask] = []
+    holding: list[RequestTask] = []
+    if before.io_threads is not after.io_threads:
+        for b, a in zip(before.io_threads, after.io_threads):
+            if b is not a:
+                gone += [b.request.id] if b.request is not None else []
+                came += [a.request.id] if a.request is not None else []
+    if before.executors is not after.executors:
+        for eb, ea in zip(before.executors, after.executors):
+            if eb.queue is not ea.queue:
+                left, joined = _queue_change(eb.queue, ea.queue)
+                gone += left
+                came += joined
+            if eb.workers is not ea.workers:
+                for index in range(max(len(eb.workers), len(ea.workers))):
+                    wb = eb.workers[index] if index < len(eb.workers) else None
+                    wa = ea.workers[index] if index < len(ea.workers) else None
+                    if wb is not wa:
+                        held += [wb.task] if wb is not None and wb.task is not None else []
+                        holding += [wa.task] if wa is not None and wa.task is not None else []
+    gone += [t.request.id for t in held]
+    came += [t.request.id for t in holding]
+    return Moved(tuple(gone), tuple(came), tuple(held), tuple(holding))
+
+
 def each_request_is_answered_at_most_once(
     config: BrokerConfig, before: BrokerState, a: Action, after: BrokerState, out: Outputs
 ) -> bool:
-    """No request id appears in two responses: a step settles only requests that were inside the
-    broker before it, each once.
+    """No request id appears in two responses: a step settles only requests it takes out of the
+    broker, each once.
 
     A request leaves the broker in the step that settles it (:func:`every_request_is_in_exactly_one_place`),
     so a second answer would have to settle a request that is no longer inside.
@@ -148,7 +207,10 @@ def each_request_is_answered_at_most_once(
     Source: RequestTask.returnResponse vs. the worker's response (semantics.md 1.2, 4.3).
     """
     settled = out.settled
-    return len(settled) == len(set(settled)) and set(settled) <= set(before.requests_inside())
+    if not settled:
+        return True
+    m = moved(before, after)
+    return len(settled) == len(set(settled)) and set(settled) <= set(m.before) - set(m.after)
 
 
 def every_request_is_in_exactly_one_place(
@@ -157,16 +219,16 @@ def every_request_is_in_exactly_one_place(
     """Every request that arrived is on exactly one of: a remoting thread, a queue, a worker, or settled
     (answered or finished without a response); never two, never none.
 
-    As a monitor: after each step no request is in two places inside the broker, and the requests
-    inside are exactly those inside before, plus the one that arrived, minus the ones the step settled.
+    As a monitor: over the parts of the broker a step replaced (:func:`moved`), the requests after
+    the step are those before it, plus the one that arrived, minus the ones the step settled, each
+    in one place.
 
     Why: this is conservation: a request that vanishes leaves a producer waiting for its
     timeout, one in two places is processed or answered twice.
     """
-    inside = after.requests_inside()
-    arrived = set(range(before.next_request_id, after.next_request_id))
-    expected = (set(before.requests_inside()) | arrived) - set(out.settled)
-    return len(inside) == len(set(inside)) and set(inside) == expected
+    m = moved(before, after)
+    arrived = tuple(range(before.next_request_id, after.next_request_id))
+    return len(set(m.after)) == len(m.after) and sorted(m.after + out.settled) == sorted(m.before + arrived)
 
 
 def cancelled_task_never_runs(
@@ -175,17 +237,19 @@ def cancelled_task_never_runs(
     """No request whose RequestTask was marked stopRun has started its processor, and no worker holds one.
 
     As a monitor: a step starts only processors of requests a worker held before it, whose task is
-    not stopRun, and after it no worker holds a stopRun task. Fast failure settles a task in the
-    step that cancels it, so a cancelled request that a worker ran anyway would also be settled twice.
+    not stopRun, and no worker it changed holds a stopRun task after it. Fast failure settles a
+    task in the step that cancels it, so a cancelled request that a worker ran anyway would also be
+    settled twice.
 
     Why: fast failure answered it already; running it would write to the store after the client
     was told "busy" (and a retry would duplicate the message).
     Source: RequestTask.run checks stopRun (semantics.md 1.2, corner 26).
     """
-    held = {w.task.request.id: w.task for e in before.executors for w in e.workers if w.task is not None}
-    if any(i not in held or held[i].stop_run for i in out.started):
+    m = moved(before, after)
+    if any(t.stop_run for t in m.holding):
         return False
-    return not any(w.task is not None and w.task.stop_run for e in after.executors for w in e.workers)
+    live = {t.request.id for t in m.held if not t.stop_run}
+    return all(i in live for i in out.started)
 
 
 def answer_is_expected(config: BrokerConfig, r: Response) -> bool:
