@@ -70,8 +70,8 @@ class LockstepMachine(RuleBasedStateMachine):
             self.run.check_state_claims()
 
     @invariant()
-    def observed_step_keeps_the_transition_claims(self) -> None:
-        """Every TRANSITION_CLAIM is as true of the reference's last step as of the spec's."""
+    def observed_step_keeps_the_monitors(self) -> None:
+        """Every monitor is as true of the reference's last step (and its outputs) as of the spec's."""
         if self._run is not None:
             self.run.check_monitors()
 

@@ -51,7 +51,6 @@ class ThreadedRun:
 
     broker: Broker
     steps: int  # atomic steps taken, inputs included
-    elapsed_s: float  # real time
     stopped_by: str  # "steps" or "time"
 
 
@@ -142,7 +141,6 @@ def run_threaded(
     threads = [threading.Thread(target=run.clock, args=(time_scale,), name="clock", daemon=True)]
     for thread in all_threads(config):
         threads.append(threading.Thread(target=run.drive, args=(_attempt(run, thread),), name=repr(thread), daemon=True))
-    started = time.monotonic()
     for t in threads:
         t.start()
     run.stop.wait(seconds)
@@ -153,7 +151,7 @@ def run_threaded(
         t.join(timeout=5.0)
         if t.is_alive():
             raise RuntimeError(f"thread {t.name} did not stop within 5 s of the end of the run")
-    return ThreadedRun(broker, run.steps, time.monotonic() - started, run.stopped_by)
+    return ThreadedRun(broker, run.steps, run.stopped_by)
 
 
 def _attempt(run: _Run, thread: ThreadId) -> Callable[[], bool]:

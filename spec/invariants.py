@@ -55,8 +55,6 @@ class Modality(enum.Enum):
     EVENTUALLY = "eventually (bounded)"
 
 
-StateClaim = Callable[[BrokerConfig, BrokerState], bool]
-Monitor = Callable[[BrokerConfig, BrokerState, Action, BrokerState, Outputs], bool]
 Sometimes = Callable[[BrokerConfig, BrokerState, Outputs], bool]
 
 

@@ -67,7 +67,6 @@ class TraceRecorder:
 
 # -- Workloads --------------------------------------------------------------------------------
 
-Weigh = Callable[[int, Action], float]
 
 
 @dataclass(frozen=True)
