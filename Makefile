@@ -53,10 +53,10 @@ $(STAMP): pyproject.toml $(PKG_INITS) | $(BIN)/python
 
 venv: $(STAMP) compiled
 
-# The spec compiled by mypyc, which Spark's workers replay with (traces/compiled.py). It is
-# rebuilt only when a file of spec/ or traces/ changed since the last build (checked by hash).
+# The spec compiled by mypyc, which Spark's workers replay with (traces/checking/compiled.py). It is
+# rebuilt only when a file of spec/, traces/ or properties/ changed since the last build (checked by hash).
 compiled: $(STAMP)
-	$(BIN)/python -m traces.compiled
+	$(BIN)/python -m traces.checking.compiled
 
 check-java:
 	@java="$${JAVA_HOME:+$$JAVA_HOME/bin/}java"; \
@@ -106,15 +106,15 @@ demo: check-java $(STAMP) compiled
 	@mkdir -p $(DEMO)
 	$(BIN)/flowspec record --workload retry-storm --events 3000 --profile 5.3.3 --out $(DEMO)/retry-storm.jsonl
 	$(BIN)/flowspec record --workload retry-storm-limited --events 3000 --profile 5.3.3 --out $(DEMO)/retry-storm-limited.jsonl
-	$(BIN)/python -m traces.outcomes $(DEMO)/retry-storm.jsonl $(DEMO)/retry-storm-limited.jsonl
+	$(BIN)/python -m traces.reporting.outcomes $(DEMO)/retry-storm.jsonl $(DEMO)/retry-storm-limited.jsonl
 	$(BIN)/flowspec check $(DEMO)/retry-storm.jsonl $(DEMO)/retry-storm-limited.jsonl --report $(DEMO)/report.html
 	@echo "report: $(DEMO)/report.html"
 
 bench: check-java $(STAMP) compiled
-	$(BIN)/python -m traces.bench
+	$(BIN)/python -m traces.checking.bench
 
 bench-100m: check-java $(STAMP) compiled
-	$(BIN)/python -m traces.bench --sizes 100000000 --replay-size 100000000 --no-plain --long-events 0 --section bench-100m
+	$(BIN)/python -m traces.checking.bench --sizes 100000000 --replay-size 100000000 --no-plain --long-events 0 --section bench-100m
 
 docs: $(STAMP)
 	$(BIN)/python -m properties.docgen

@@ -2,7 +2,7 @@
 
 Every record of the spec is declared ``@record``, which is ``@dataclass(frozen=True)`` and
 nothing more. It is spelled differently for one reason: the trace replay runs the spec compiled
-by mypyc (:mod:`traces.compiled`), and mypyc turns a class decorated with ``dataclass`` itself
+by mypyc (:mod:`traces.checking.compiled`), and mypyc turns a class decorated with ``dataclass`` itself
 into a C extension class with no instance dictionary, which ``replace`` below cannot copy and
 which made the compiled replay slower than the interpreted one. A class with any other
 decorator stays an ordinary Python class, so the compiled spec keeps these records as they are
@@ -12,7 +12,7 @@ and compiles the functions over them. mypy and every other tool see a frozen dat
 Every effect builds the next state with ``replace``. ``dataclasses.replace`` runs the generated
 ``__init__``, which sets every field through ``object.__setattr__``; on ``BrokerState`` (about
 twenty fields) that was a third of the time of replaying a trace through the spec
-(``python -m cProfile -s tottime -m traces.segments T`` on a 30 000-event retry-storm trace T from
+(``python -m cProfile -s tottime -m traces.checking.segments T`` on a 30 000-event retry-storm trace T from
 ``flowspec record``, before this module). This version copies the instance dictionary,
 overwrites the changed fields and gives the copy to a new instance.
 
@@ -88,5 +88,5 @@ if TYPE_CHECKING:
 
 # At run time the two names are the functions above. They are bound through globals(), not in
 # an ``else:`` branch, because mypyc compiles the ``else`` of ``if TYPE_CHECKING`` as unreachable
-# code, and this module is compiled with the rest of the spec (traces/compiled.py).
+# code, and this module is compiled with the rest of the spec (traces/checking/compiled.py).
 globals().update(record=_record, replace=_replace)

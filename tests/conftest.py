@@ -46,7 +46,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 def spark() -> Iterator[SparkSession]:
     """One local[2] SparkSession for the whole run; only tests that request it pay
     for the JVM start-up (pyspark is imported here, not at module level)."""
-    from traces.session import get_spark
+    from traces.checking.session import get_spark
 
     session = get_spark()
     try:

@@ -1,7 +1,7 @@
-"""The per-event scan of every scan rule: the differential oracle of :mod:`traces.scan`.
+"""The per-event scan of every scan rule: the differential oracle of :mod:`traces.checking.scan`.
 
 This is the rules' first implementation, a Python loop over a trace's events that follows the
-state step by step. :mod:`traces.scan` judges the same rules with array operations; the test in
+state step by step. :mod:`traces.checking.scan` judges the same rules with array operations; the test in
 ``test_traces_scan.py`` runs both over every example and over recorded workloads and compares
 their counts. It lives with the tests because nothing in the package runs it.
 """
@@ -50,8 +50,8 @@ from spec.storepool import (
 )
 from spec.state import MappedFile
 from spec.workers import busy_answer, holder_of
-from traces.format import TraceHeader
-from traces.rules import LEVEL_ORDER, SAMPLE, SCAN_RULES
+from traces.format.records import TraceHeader
+from traces.checking.rules import LEVEL_ORDER, SAMPLE, SCAN_RULES
 
 
 
@@ -301,11 +301,11 @@ def scan_trace(header: TraceHeader, rows: Iterable[Mapping[str, Any]]) -> dict[s
 
 
 def events_table(rows: Sequence[Mapping[str, Any]]) -> Any:
-    """One trace's event records (dicts, in seq order) as the Arrow table traces.scan reads."""
+    """One trace's event records (dicts, in seq order) as the Arrow table traces.checking.scan reads."""
     import pyarrow as pa
 
-    from traces.format import ARROW_SCHEMA
-    from traces.scan import SCAN_COLUMNS
+    from traces.format.records import ARROW_SCHEMA
+    from traces.checking.scan import SCAN_COLUMNS
 
     schema = pa.schema([ARROW_SCHEMA.field(c) for c in SCAN_COLUMNS])
     return pa.Table.from_pylist([{c: r.get(c) for c in SCAN_COLUMNS} for r in rows], schema=schema)

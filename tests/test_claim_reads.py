@@ -1,4 +1,4 @@
-"""The shortcuts the replay takes when it checks claims (``traces.replay.CLAIM_READS``, the monitors' scope).
+"""The shortcuts the replay takes when it checks claims (``traces.checking.replay.CLAIM_READS``, the monitors' scope).
 
 A long replay re-checks a state claim only after a step that changed a field the claim reads,
 and the monitors only after a step that output something or admitted a request. Both shortcuts
@@ -23,7 +23,7 @@ from spec.machine import successors
 from properties.models import MODELS
 from spec.profiles import profile
 from spec.state import NO_OUTPUTS, BrokerState, Outputs, initial_state
-from traces.replay import CLAIM_READS
+from traces.checking.replay import CLAIM_READS
 
 STATES_PER_MODEL = 400
 

@@ -1,4 +1,4 @@
-"""The spec compiled by mypyc (traces/compiled.py) means what the interpreted spec means.
+"""The spec compiled by mypyc (traces/checking/compiled.py) means what the interpreted spec means.
 
 The replay's workers run the compiled build, so a verdict on Spark is only the spec's verdict if
 the compiled modules compute what their source does. These tests run the build in a separate
@@ -27,11 +27,11 @@ import pytest
 from properties.explore import explore
 from properties.models import MODELS
 from spec.profiles import PROFILES
-from traces.compiled import BUILD, COMPILED, compiled_path
-from traces.examples import EXAMPLES
-from traces.read import read_records
-from traces.record import WORKLOADS, record_workload
-from traces.replay import replay_records
+from traces.checking.compiled import BUILD, COMPILED, compiled_path
+from traces.recording.examples import EXAMPLES
+from traces.format.read import read_records
+from traces.recording.record import WORKLOADS, record_workload
+from traces.checking.replay import replay_records
 
 #: Explorations are capped so the comparison stays fast; the cap applies to both sides alike.
 MAX_STATES = 1500
@@ -40,7 +40,7 @@ EVENTS_PER_RECORDING = 400
 #: Run in the compiled build: prove the modules are the compiled ones, then print the results.
 _COMPILED_RUN = """
 import importlib, json, sys
-from traces.compiled import COMPILED
+from traces.checking.compiled import COMPILED
 for name in COMPILED:
     module = importlib.import_module(name.removesuffix(".py").replace("/", "."))
     assert module.__file__.endswith(".so"), f"{name} is not compiled: {module.__file__}"
@@ -76,7 +76,7 @@ def compiled() -> Path:
 
 
 def test_the_build_compiles_the_spec_and_the_replayer(compiled: Path) -> None:
-    assert "spec/machine.py" in COMPILED and "traces/replay.py" in COMPILED
+    assert "spec/machine.py" in COMPILED and "traces/checking/replay.py" in COMPILED
     for name in COMPILED:
         extensions = list((compiled / name).parent.glob(Path(name).stem + ".cpython-*.so"))
         assert len(extensions) == 1, f"no compiled module for {name} in {compiled}"

@@ -11,9 +11,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from traces.format import ARROW_SCHEMA
-from traces.read import MAX_LINE_BYTES, TraceInputError, validate
-from traces.record import record_workload
+from traces.format.records import ARROW_SCHEMA
+from traces.format.read import MAX_LINE_BYTES, TraceInputError, validate
+from traces.recording.record import record_workload
 
 Record = dict[str, Any]
 

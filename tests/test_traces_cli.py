@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from traces.cli import main
-from traces.examples import EXAMPLES
+from traces.recording.examples import EXAMPLES
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -1,4 +1,4 @@
-"""Where each trace's rows are (traces.layout), and that the rules pass judges a trace the same
+"""Where each trace's rows are (traces.checking.layout), and that the rules pass judges a trace the same
 wherever its rows are: one file, interleaved with another trace, or spread over files."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from traces.examples import EXAMPLES
-from traces.layout import MAX_SPLIT_READING, Piece, Unit, pack, plan, read_unit, split
-from traces.read import read_records
-from traces.rules import RULES
-from traces.write import TraceWriter
+from traces.recording.examples import EXAMPLES
+from traces.checking.layout import MAX_SPLIT_READING, Piece, Unit, pack, plan, read_unit, split
+from traces.format.read import read_records
+from traces.checking.rules import RULES
+from traces.format.write import TraceWriter
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -128,7 +128,7 @@ def test_a_few_tasks_per_core_when_there_are_units_and_rows() -> None:
 def test_rules_judge_a_trace_the_same_wherever_its_rows_are(spark: SparkSession, tmp_path: Path) -> None:
     """The same two traces as one Parquet file each, spread over two files, and interleaved in
     one row group: the same findings, samples and raw records (but for the trace id)."""
-    from traces.check import run_check
+    from traces.checking.check import run_check
 
     where = {
         "whole": lambda a, b: [_write(tmp_path / "whole-a", a), _write(tmp_path / "whole-b", b)],
@@ -188,8 +188,8 @@ def test_interleaved_traces_are_not_split_when_every_run_would_read_everything(t
 
 
 def test_rules_judge_traces_split_into_runs_as_they_judge_them_whole(spark: SparkSession, tmp_path: Path, monkeypatch: Any) -> None:
-    from traces import layout as layout_module
-    from traces.check import run_check
+    from traces.checking import layout as layout_module
+    from traces.checking.check import run_check
 
     path, _ = _back_to_back(tmp_path, row_group=40)
     whole = run_check(spark, [str(path)], replay=False)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from traces.outcomes import answer_tag, main, outcomes
-from traces.read import read_records
-from traces.record import record_workload
+from traces.reporting.outcomes import answer_tag, main, outcomes
+from traces.format.read import read_records
+from traces.recording.record import record_workload
 
 RETRY = "%RETRY%get-pugc-to-ai-consumer"
 

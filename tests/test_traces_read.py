@@ -25,10 +25,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import traces.read as read
+import traces.format.read as read
 from spec.profiles import ExecutorName
-from traces.format import ARROW_SCHEMA, HEADER_KIND, KINDS, LEVEL_KINDS, REPEATED_STRINGS, RESPONSE_KIND, Observation
-from traces.read import TraceInputError, Validator, validate
+from traces.format.records import ARROW_SCHEMA, HEADER_KIND, KINDS, LEVEL_KINDS, REPEATED_STRINGS, RESPONSE_KIND, Observation
+from traces.format.read import TraceInputError, Validator, validate
 
 Record = dict[str, Any]
 EXAMPLES = Path(__file__).parent.parent / "traces" / "examples"

@@ -12,13 +12,13 @@ import pyarrow.parquet as pq
 from spec.machine import ACTION_TYPES
 from spec.codes import RequestCode
 from spec.profiles import ExecutorName
-from traces import docs
-from traces.examples import EXAMPLES
-from traces.format import action_from_record, event_record, header_from_record, json_schema
-from traces.read import read_records
-from traces.record import record_workload
-from traces.replay import UNREACHED, ReplayResult, merge_segments, replay_records, replay_segment, replay_trace
-from traces.write import TraceWriter
+from traces.reporting import docs
+from traces.recording.examples import EXAMPLES
+from traces.format.records import action_from_record, event_record, header_from_record, json_schema
+from traces.format.read import read_records
+from traces.recording.record import record_workload
+from traces.checking.replay import UNREACHED, ReplayResult, merge_segments, replay_records, replay_segment, replay_trace
+from traces.format.write import TraceWriter
 
 _SAMPLE_VALUES: dict[str, Any] = {
     "int": 3,
@@ -41,9 +41,9 @@ def test_every_action_round_trips_through_a_record() -> None:
 
 
 def test_generated_files_are_up_to_date() -> None:
-    schema = Path(__file__).parent.parent / "traces" / "trace-event.schema.json"
-    assert json.loads(schema.read_text()) == json_schema(), "run the schema generator (see traces/format.py)"
-    assert docs.render(docs.DOC.read_text()) == docs.DOC.read_text(), "run python -m traces.docs"
+    schema = Path(__file__).parent.parent / "traces" / "format" / "trace-event.schema.json"
+    assert json.loads(schema.read_text()) == json_schema(), "run the schema generator (see traces/format/records.py)"
+    assert docs.render(docs.DOC.read_text()) == docs.DOC.read_text(), "run python -m traces.reporting.docs"
 
 
 def test_the_example_in_the_format_doc_replays_conformant(tmp_path: Path) -> None:
@@ -162,7 +162,7 @@ def test_event_columns_records_are_the_rows_without_nulls_or_empty_responses(tmp
 
     import pyarrow.compute as pc
 
-    from traces.format import ARROW_SCHEMA, EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, RESPONSE_KIND, EventColumns
+    from traces.format.records import ARROW_SCHEMA, EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, RESPONSE_KIND, EventColumns
 
     rows = [r for name in sorted(p.name for p in EXAMPLES.glob("*.jsonl")) for r in _records(name) if r["kind"] != HEADER_KIND]
     rows.append({"trace_id": "black-box", "seq": 2, "ts": 5, "kind": RESPONSE_KIND, "responses": [{"request_id": 7, "code": 0, "remark": None}]})

@@ -8,16 +8,16 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from scan_oracle import events_table
-from traces.examples import BREAKS, EXAMPLES
-from traces.format import header_from_record
-from traces.read import read_records
-from traces.rules import RULES
-from traces.scan import scan_trace
+from traces.recording.examples import BREAKS, EXAMPLES
+from traces.format.records import header_from_record
+from traces.format.read import read_records
+from traces.checking.rules import RULES
+from traces.checking.scan import scan_trace
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from traces.check import CheckResult
+    from traces.checking.check import CheckResult
 
 
 def _records(name: str) -> list[dict[str, Any]]:
@@ -42,8 +42,8 @@ def test_scan_rule_on_its_examples(rule: Any) -> None:
 @pytest.fixture(scope="module")
 def checked(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> CheckResult:
     """One Spark check over every example (JSON Lines) plus one example as Parquet."""
-    from traces.check import run_check
-    from traces.write import TraceWriter
+    from traces.checking.check import run_check
+    from traces.format.write import TraceWriter
 
     parquet = tmp_path_factory.mktemp("pq") / "dataset"
     with TraceWriter(parquet, row_group=100) as w:
@@ -79,7 +79,7 @@ def test_verdicts_and_parquet(checked: CheckResult) -> None:
 
 
 def test_examples_on_disk_are_what_the_generator_writes(tmp_path: Path) -> None:
-    from traces.examples import build
+    from traces.recording.examples import build
 
     for path in build(tmp_path):
-        assert (EXAMPLES / path.name).read_bytes() == path.read_bytes(), f"{path.name} is stale: run python -m traces.examples"
+        assert (EXAMPLES / path.name).read_bytes() == path.read_bytes(), f"{path.name} is stale: run python -m traces.recording.examples"

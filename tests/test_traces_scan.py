@@ -1,4 +1,4 @@
-"""The array scan (traces.scan) counts what the per-event oracle (tests/scan_oracle.py) counts.
+"""The array scan (traces.checking.scan) counts what the per-event oracle (tests/scan_oracle.py) counts.
 
 Both judge every scan rule over the same trace; they must agree on each rule's checked and
 violation counts, on every example (conformant and broken, at every observation level) and on
@@ -15,11 +15,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from scan_oracle import events_table, scan_trace as scan_events
-from traces.examples import EXAMPLES
-from traces.format import HEADER_KIND, header_from_record
-from traces.read import read_records
-from traces.record import WORKLOADS, record_workload
-from traces.scan import scan_trace
+from traces.recording.examples import EXAMPLES
+from traces.format.records import HEADER_KIND, header_from_record
+from traces.format.read import read_records
+from traces.recording.record import WORKLOADS, record_workload
+from traces.checking.scan import scan_trace
 
 VERSIONS = ("4.3.2", "4.9.8", "5.3.3")
 

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
-from traces.format import header_from_record
-from traces.layout import Unit, read_unit
-from traces.layout import plan as plan_layout
-from traces.read import read_records
-from traces.record import record_workload
-from traces.replay import replay_records, replay_trace
-from traces.segments import FOLLOW_COST, _balanced_bounds, plan_jobs, plan_segments, replay_here, replay_on_spark
+from traces.format.records import header_from_record
+from traces.checking.layout import Unit, read_unit
+from traces.checking.layout import plan as plan_layout
+from traces.format.read import read_records
+from traces.recording.record import record_workload
+from traces.checking.replay import replay_records, replay_trace
+from traces.checking.segments import FOLLOW_COST, _balanced_bounds, plan_jobs, plan_segments, replay_here, replay_on_spark
 
 
 def test_long_traces_are_cut_so_every_worker_does_the_same_work() -> None:
@@ -126,7 +126,7 @@ def test_a_job_gives_each_result_when_its_trace_ends_and_drops_its_replay(tmp_pa
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    import traces.segments as segments
+    import traces.checking.segments as segments
 
     tables = []
     for i, workload in enumerate(("steady", "faults", "bursts")):

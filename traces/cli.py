@@ -14,8 +14,8 @@ from pathlib import Path
 
 from properties import explore_command
 from spec.profiles import DEFAULT_PROFILE, PROFILES
-from traces.read import TraceInputError, validate
-from traces.record import IMPLEMENTATIONS, WORKLOADS, record_workload
+from traces.format.read import TraceInputError, validate
+from traces.recording.record import IMPLEMENTATIONS, WORKLOADS, record_workload
 
 EXIT_INVALID = 2
 
@@ -56,9 +56,9 @@ def run_check_command(args: argparse.Namespace) -> int:
         if wrong:
             print(f"flowspec check: traces not of profile {args.profile}: " + "; ".join(wrong), file=sys.stderr)
             return EXIT_INVALID
-    from traces.check import run_check
-    from traces.report import console, to_html, to_json
-    from traces.session import get_spark
+    from traces.checking.check import run_check
+    from traces.reporting.report import console, to_html, to_json
+    from traces.checking.session import get_spark
 
     spark = get_spark(master=args.master)
     result = run_check(spark, args.paths, replay=not args.no_replay, series=args.report is not None, validator=validator)

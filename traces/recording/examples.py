@@ -2,7 +2,7 @@
 
 Each broken example is a conformant recording with one deliberate change, named after the rule
 it must trip; the change is described in :data:`BREAKS`. Regenerate with
-``python -m traces.examples`` (the tests check the files are what this module writes).
+``python -m traces.recording.examples`` (the tests check the files are what this module writes).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from traces.record import record_workload
+from traces.recording.record import record_workload
 
-EXAMPLES = Path(__file__).resolve().with_name("examples")
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 Record = dict[str, Any]
 

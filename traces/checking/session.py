@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from traces.compiled import compiled_path
+from traces.checking.compiled import compiled_path
 
 #: log4j2 configuration that keeps the driver JVM quiet (errors only).
 LOG4J2_CONFIG: Path = Path(__file__).resolve().with_name("log4j2.properties")
@@ -40,7 +40,7 @@ def get_spark(
 
     Python workers must run this environment's interpreter (else they cannot import
     pyarrow or this project), so ``PYSPARK_PYTHON`` defaults to ``sys.executable``. They import
-    the spec compiled by mypyc when its build is up to date (:mod:`traces.compiled`); else they
+    the spec compiled by mypyc when its build is up to date (:mod:`traces.checking.compiled`); else they
     run the interpreted spec, and this says so on stderr.
     """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

@@ -39,8 +39,8 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 import pyarrow.parquet as pq
 
-from traces.format import ARROW_SCHEMA
-from traces.read import MAX_LINE_BYTES, raw_records, resolve
+from traces.format.records import ARROW_SCHEMA
+from traces.format.read import MAX_LINE_BYTES, raw_records, resolve
 
 #: Rows above which a unit of several traces is read as runs of whole traces (:func:`split`): a
 #: task holds a unit's rows in memory, and one unit occupies one core.

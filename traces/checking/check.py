@@ -3,11 +3,11 @@
 Pipeline (PObserve's shape): validate (in the driver, batch by batch: a bad record stops
 everything with exit 2; it also counts the events per kind, the coverage) → the rules and the
 report's time series, in one Spark job with no shuffle: the driver finds where each trace's rows are
-(:mod:`traces.layout`: Parquet row groups and JSON Lines files that share traces form units of
+(:mod:`traces.checking.layout`: Parquet row groups and JSON Lines files that share traces form units of
 whole traces) and hands each task a few units; the task reads them with pyarrow and judges
-each trace with array operations over its columns (:mod:`traces.scan`) → the replay of every
+each trace with array operations over its columns (:mod:`traces.checking.scan`) → the replay of every
 ``full`` trace through the spec, again with tasks that read their traces' rows themselves,
-long traces cut into segments on different cores (:mod:`traces.segments`) → per-trace
+long traces cut into segments on different cores (:mod:`traces.checking.segments`) → per-trace
 verdicts. Spark never reads or shuffles a row: it runs the tasks. The driver only ever collects
 per-rule summaries, replay results, samples of violating events (each with its raw record, from
 the task that found it) and downsampled series; never a trace.
@@ -34,14 +34,14 @@ import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
 from spec.codes import ResponseCode
-from traces.format import EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, Observation, TraceHeader, header_from_record, vocabulary
-from traces.layout import Layout, Unit, read_unit
-from traces.layout import plan as plan_layout
-from traces.read import Validator, validate
-from traces.replay import ReplayResult, not_replayable
-from traces.segments import plan_segments, replay_on_spark
-from traces.rules import LEVEL_ORDER, RULES, RULES_BY_NAME
-from traces.scan import Events, TraceScan
+from traces.format.records import EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, Observation, TraceHeader, header_from_record, vocabulary
+from traces.checking.layout import Layout, Unit, read_unit
+from traces.checking.layout import plan as plan_layout
+from traces.format.read import Validator, validate
+from traces.checking.replay import ReplayResult, not_replayable
+from traces.checking.segments import plan_segments, replay_on_spark
+from traces.checking.rules import LEVEL_ORDER, RULES, RULES_BY_NAME
+from traces.checking.scan import Events, TraceScan
 
 REPLAY = "replay"
 UNSCANNED_KINDS = ("ClockAdvances", "FastFailureStopsAtHead", "FastFailureEndsBusyDrain", "WorkerPassesPutCheck")
@@ -91,7 +91,7 @@ def _series(header: TraceHeader, scan: TraceScan) -> dict[str, Any]:
 
 
 def per_task(headers: Mapping[str, dict[str, Any]], rules: bool, series: bool) -> Callable[[Iterable[tuple[Unit, ...]]], Iterator[list[dict[str, Any]]]]:
-    """The function each Spark task runs on its units (:mod:`traces.layout`; one task per partition):
+    """The function each Spark task runs on its units (:mod:`traces.checking.layout`; one task per partition):
     read each unit's pieces with pyarrow and judge each trace with :func:`per_trace`'s function.
     Returns the finding rows.
 

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from spec.codes import RequestCode
 from spec.profiles import ExecutorName
-from traces.format import (
+from traces.format.records import (
     ARROW_SCHEMA,
     BLACK_BOX_OPTIONAL,
     EVENT_FIELD_COLUMNS,

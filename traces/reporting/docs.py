@@ -1,6 +1,6 @@
 """Generated parts of docs/trace-format.md: the tables of event kinds and of rules.
 
-``python -m traces.docs`` rewrites the text between the ``<!-- kinds:begin -->`` /
+``python -m traces.reporting.docs`` rewrites the text between the ``<!-- kinds:begin -->`` /
 ``<!-- kinds:end -->`` and ``<!-- rules:begin -->`` / ``<!-- rules:end -->`` markers; a test
 checks the file is up to date.
 """
@@ -11,10 +11,10 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from traces.format import KIND_FIELDS, KINDS, LEVEL_KINDS, RESPONSE_KIND, Observation
-from traces.rules import RULES
+from traces.format.records import KIND_FIELDS, KINDS, LEVEL_KINDS, RESPONSE_KIND, Observation
+from traces.checking.rules import RULES
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "trace-format.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "trace-format.md"
 MARKERS = ("kinds", "rules")
 
 

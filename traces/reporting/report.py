@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from traces.check import REPLAY, CheckResult, TraceVerdict
-from traces.format import KINDS, RESPONSE_KIND
-from traces.rules import RULES
+from traces.checking.check import REPLAY, CheckResult, TraceVerdict
+from traces.format.records import KINDS, RESPONSE_KIND
+from traces.checking.rules import RULES
 
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
 #: Series that keep one colour in every chart of every trace, so charts can be compared at a glance.

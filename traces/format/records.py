@@ -7,7 +7,7 @@ without gaps. An event's ``kind`` is the name of a spec action (:data:`spec.mach
 and its fields are that action's fields, plus the responses the broker wrote in that step.
 The black-box kind :data:`RESPONSE_KIND` records a response seen on the wire with no internal
 step. The prose definition is ``docs/trace-format.md``; the JSON Schema
-``traces/trace-event.schema.json`` is generated from this module (:func:`json_schema`).
+``traces/format/trace-event.schema.json`` is generated from this module (:func:`json_schema`).
 """
 
 from __future__ import annotations

@@ -64,8 +64,8 @@ from spec.storepool import (
     file_to_commit,
     return_committed_buffer,
 )
-from traces.format import KINDS, RESPONSE_KIND, TraceHeader, vocabulary
-from traces.rules import LEVEL_ORDER, RULES, SAMPLE, expected_answer_ok, header_facts
+from traces.format.records import KINDS, RESPONSE_KIND, TraceHeader, vocabulary
+from traces.checking.rules import LEVEL_ORDER, RULES, SAMPLE, expected_answer_ok, header_facts
 
 Ints = npt.NDArray[np.int64]
 Mask = npt.NDArray[np.bool_]

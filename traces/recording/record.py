@@ -35,8 +35,8 @@ from spec.config import BrokerConfig, RateLimitConfig, broker_config
 from spec.machine import ActionNotEnabled, Environment, RequestTemplate, candidate_actions, enabled, step
 from spec.profiles import ExecutorName, profile
 from spec.state import BrokerState, Response, initial_state
-from traces.format import Observation, RecordedResponse, TraceHeader, event_record, header_record
-from traces.write import TraceWriter
+from traces.format.records import Observation, RecordedResponse, TraceHeader, event_record, header_record
+from traces.format.write import TraceWriter
 
 DRAIN_FACTOR = 3
 

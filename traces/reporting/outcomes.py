@@ -1,6 +1,6 @@
 """What each topic was told: the answers of a trace counted per topic and per kind of answer.
 
-``python -m traces.outcomes PATH...`` prints, per trace, one row per (topic, answer), where the
+``python -m traces.reporting.outcomes PATH...`` prints, per trace, one row per (topic, answer), where the
 answer is the remark's bracketed tag (``[TIMEOUT_CLEAN_QUEUE]``, ``[RateLimit]``, ...) or the
 response code's name. It is the view an operator wants of source 004's retry storm: whether the
 ordinary topics were failed along with the flooding one. Input is read and validated like
@@ -16,8 +16,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from spec.codes import ResponseCode
-from traces.format import responses_from_record
-from traces.read import Record, TraceInputError, read_records
+from traces.format.records import responses_from_record
+from traces.format.read import Record, TraceInputError, read_records
 
 
 def answer_tag(code: int, remark: str | None) -> str:
@@ -61,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Print the table for the traces at the given paths; exit 2 on unreadable input."""
     paths = list(sys.argv[1:] if argv is None else argv)
     if not paths:
-        print("usage: python -m traces.outcomes PATH...", file=sys.stderr)
+        print("usage: python -m traces.reporting.outcomes PATH...", file=sys.stderr)
         return 2
     try:
         print(table(outcomes(read_records(paths))))

@@ -9,9 +9,9 @@ Two kinds of rule bodies:
 - *frame* rules match arrivals with responses across a whole trace: the black-box rules.
 - *scan* rules follow one trace's state in ``seq`` order (a queue's requests, the put lock, the
   pool's buffers, the fast-failure schedule, the limiter's buckets), judged with array operations
-  over the trace's columns (:mod:`traces.scan`) and the spec's own pure helpers, never the spec's
+  over the trace's columns (:mod:`traces.checking.scan`) and the spec's own pure helpers, never the spec's
   ``step``. Spark tasks run them per trace, each task reading whole traces' rows itself
-  (:mod:`traces.layout`, :func:`traces.check.per_task`).
+  (:mod:`traces.checking.layout`, :func:`traces.checking.check.per_task`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from spec.codes import (
 from spec.config import BrokerConfig
 from spec.remoting import route
 from spec.workers import busy_answer
-from traces.format import Observation, TraceHeader
+from traces.format.records import Observation, TraceHeader
 
 LEVEL_ORDER = {Observation.BLACK_BOX: 0, Observation.QUEUES: 1, Observation.FULL: 2}
 SAMPLE = 5  # violating events kept per rule and trace

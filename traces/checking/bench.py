@@ -33,13 +33,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from traces.compiled import compiled_path
-from traces.layout import plan as plan_layout
-from traces.read import validate
-from traces.record import record_workload
-from traces.segments import plan_segments, replay_here, replay_on_spark
+from traces.checking.compiled import compiled_path
+from traces.checking.layout import plan as plan_layout
+from traces.format.read import validate
+from traces.recording.record import record_workload
+from traces.checking.segments import plan_segments, replay_here, replay_on_spark
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "benchmarks.md"
 BASE_WORKLOADS = ("steady", "bursts", "slow-disk", "pool-exhaustion", "full-send-queue", "retry-storm-limited", "many-topics", "faults")
 T = TypeVar("T")
 
@@ -146,7 +146,7 @@ def replicate(base: pa.Table, target: int, out: Path) -> int:
 
 def replay_in_this_process(path: str) -> None:
     """Replay every trace of ``path`` here, as the Spark replay does but one job after another
-    (:func:`traces.segments.replay_here`), and print the seconds it took (run by
+    (:func:`traces.checking.segments.replay_here`), and print the seconds it took (run by
     :func:`plain_replay`). Like the Spark figure, it starts from a finished validation."""
     validator = validate([path])
     events = validator.events_per_trace()
@@ -157,7 +157,7 @@ def replay_in_this_process(path: str) -> None:
 
 def plain_replay(what: str, events: int, path: str, compiled: bool) -> Measure:
     """The replay of ``path`` in one separate plain Python process, with the spec compiled (as
-    Spark's workers run it, traces/compiled.py) or interpreted."""
+    Spark's workers run it, traces/checking/compiled.py) or interpreted."""
     env = dict(os.environ)
     if compiled:
         build, why = compiled_path()
@@ -165,7 +165,7 @@ def plain_replay(what: str, events: int, path: str, compiled: bool) -> Measure:
             raise SystemExit(f"bench: {why}")
         env.update(PYTHONPATH=str(build), PYTHONSAFEPATH="1")
     child = subprocess.run(
-        [sys.executable, "-c", "import sys; from traces.bench import replay_in_this_process as r; r(sys.argv[1])", path],
+        [sys.executable, "-c", "import sys; from traces.checking.bench import replay_in_this_process as r; r(sys.argv[1])", path],
         env=env,
         capture_output=True,
         text=True,
@@ -205,7 +205,7 @@ def _replay_long_trace(spark: Any, work: Path, events: int, master: str) -> tupl
 
 def main() -> int:
     """Run the benchmark; write its section of docs/benchmarks.md."""
-    parser = argparse.ArgumentParser(prog="python -m traces.bench")
+    parser = argparse.ArgumentParser(prog="python -m traces.checking.bench")
     parser.add_argument("--sizes", default="1000000,10000000", help="comma-separated event counts")
     parser.add_argument("--replay-size", type=int, default=1_000_000, help="dataset size for the replays")
     parser.add_argument("--base-events", type=int, default=20_000, help="steps with arrivals per base trace")
@@ -218,8 +218,8 @@ def main() -> int:
     args = parser.parse_args()
     sizes = sorted({int(s) for s in args.sizes.split(",")} | {args.replay_size})
 
-    from traces.check import run_check
-    from traces.session import get_spark
+    from traces.checking.check import run_check
+    from traces.checking.session import get_spark
 
     lines: list[str] = []
     started = time.perf_counter()

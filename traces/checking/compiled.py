@@ -17,7 +17,7 @@ only while each of them still equals the working tree's file; after any edit it 
 says which file changed, and the workers replay with the interpreted spec (correct, slower)
 until the next ``make compiled``. A stale build is never used.
 
-Spark's Python workers find the build first on their path (:func:`traces.session.get_spark`
+Spark's Python workers find the build first on their path (:func:`traces.checking.session.get_spark`
 sets ``spark.executorEnv.PYTHONPATH``); on a cluster, build on a machine like the executors and
 ship :data:`BUILD` to the same path on each of them.
 """
@@ -32,7 +32,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 #: Where the build lives (``make clean`` removes ``build/``).
 BUILD = ROOT / "build" / "compiled-spec"
 #: The manifest: each copied file's path (relative to the root) and SHA-256.
@@ -55,7 +55,7 @@ def _sources() -> list[Path]:
 def _compiled_modules(files: list[Path]) -> list[str]:
     """The modules mypyc compiles: the spec's, and the replayer with its decoding of records."""
     spec = [str(f) for f in files if f.parent == Path("spec") and f.suffix == ".py"]
-    return [*spec, "traces/format.py", "traces/replay.py"]
+    return [*spec, "traces/format/records.py", "traces/checking/replay.py"]
 
 
 #: The modules compiled, relative to the root.
@@ -105,7 +105,7 @@ def build() -> Path:
 
 
 def main() -> int:
-    """``python -m traces.compiled``: build, unless the build is already up to date."""
+    """``python -m traces.checking.compiled``: build, unless the build is already up to date."""
     path, why = compiled_path()
     if path is None:
         print(f"{why}\ncompiling {len(COMPILED)} modules with mypyc (about a minute)", flush=True)

@@ -3,8 +3,8 @@
 A trace's replay is sequential: each event is judged in the state its predecessors left. To use
 more than one core on one long trace, it is cut into segments and each segment gets a worker
 that *follows* every event before the segment (the spec's step only; no comparisons, no
-claims) and then *checks* its own events in full (:func:`traces.replay.replay_segment`). The
-driver merges the segments' results in order (:func:`traces.replay.merge_segments`): the first
+claims) and then *checks* its own events in full (:func:`traces.checking.replay.replay_segment`). The
+driver merges the segments' results in order (:func:`traces.checking.replay.merge_segments`): the first
 divergence decides. Following is exact, so a segmented replay gives the unsegmented verdict
 (``tests/test_traces_replay.py`` compares them on every example and cut).
 
@@ -16,7 +16,7 @@ traces scale with the cores. Only a trace longer than its fair share of the data
 work a single-segment replay does not do.
 
 Placement, without a shuffle: the driver knows where every trace's rows are
-(:mod:`traces.layout`). The uncut traces are replayed in runs of about equal work, in input
+(:mod:`traces.checking.layout`). The uncut traces are replayed in runs of about equal work, in input
 order, a few per core (:func:`plan_jobs`); each segment of a cut trace is a task of its own, which
 reads only the pieces holding that trace. A task is one Spark partition (``parallelize``), so
 two segments never share a core while another is idle, and Spark starts the costliest first. The
@@ -38,14 +38,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
-from traces.format import EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, EventColumns, header_from_record
-from traces.layout import Layout, Piece, Unit, read_unit
-from traces.replay import Divergence, ReplayResult, SegmentReplay, feed_segments, merge_segments
+from traces.format.records import EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, EventColumns, header_from_record
+from traces.checking.layout import Layout, Piece, Unit, read_unit
+from traces.checking.replay import Divergence, ReplayResult, SegmentReplay, feed_segments, merge_segments
 
 #: CPU time of following an event / of checking it, in a replay task (reading and decoding
 #: included) with the compiled spec the workers run. It depends on the workload and on this noisy
 #: machine: 0.69–0.89 over the eight base traces ``make bench`` records in ``out/bench/base``, in
-#: six runs of ``PYTHONSAFEPATH=1 PYTHONPATH=build/compiled-spec python -m traces.segments PATH``.
+#: six runs of ``PYTHONSAFEPATH=1 PYTHONPATH=build/compiled-spec python -m traces.checking.segments PATH``.
 FOLLOW_COST = 0.7
 #: A trace shorter than this is never cut: the saving would not pay for a partition.
 MIN_SEGMENT_EVENTS = 50_000
@@ -53,7 +53,7 @@ MIN_SEGMENT_EVENTS = 50_000
 #: few tasks per core keep both busy to the end.
 JOBS_PER_CORE = 4
 #: Events below which one more task is not worth it: a Spark task costs about 50 ms besides its
-#: work here (traces/layout.py), the replay of about 5 000 events.
+#: work here (traces/checking/layout.py), the replay of about 5 000 events.
 MIN_JOB_EVENTS = 20_000
 
 
@@ -196,7 +196,7 @@ def replay_on_spark(
 
 def replay_here(layout: Layout, headers: Mapping[str, dict[str, Any]], plan: Sequence[Segment]) -> dict[str, ReplayResult]:
     """:func:`replay_on_spark` in this process, one job after another, as one core would: what
-    the Spark replay's speed-up is measured against (``traces/bench.py``)."""
+    the Spark replay's speed-up is measured against (``traces/checking/bench.py``)."""
     jobs = plan_jobs(layout, plan, 1)
     return _merged(plan, (found for job in jobs for found in run_job(job, headers)))
 
@@ -225,8 +225,8 @@ def _measure_follow_cost(paths: Sequence[str]) -> None:
     ratio: FOLLOW_COST."""
     import time
 
-    from traces.layout import plan as plan_layout
-    from traces.read import validate
+    from traces.checking.layout import plan as plan_layout
+    from traces.format.read import validate
 
     validator = validate(paths)
     layout = plan_layout(paths)

@@ -16,7 +16,7 @@ from typing import IO, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from traces.format import ARROW_SCHEMA
+from traces.format.records import ARROW_SCHEMA
 
 DEFAULT_ROW_GROUP = 100_000
 DEFAULT_FILE_ROWS = 1_000_000

@@ -30,7 +30,7 @@ from spec.invariants import MONITORS, STATE_CLAIMS, broken_state_claims
 from spec.machine import ActionNotEnabled, step
 from spec.state import NO_OUTPUTS, BrokerState, Outputs, Response, initial_state
 from properties.steptable import changed_fields, describe_action, render
-from traces.format import (
+from traces.format.records import (
     HEADER_KIND,
     RESPONSE_KIND,
     action_from_record,
@@ -329,7 +329,7 @@ def feed_segments(events: EventColumns, segments: Mapping[str, tuple[int, Segmen
     """Give each event (of several traces, each in seq order) to its trace's open segment, which
     takes the events before its ``end_seq``; a trace id as soon as its segment is decided or has had
     its last event (the caller takes the result and closes the segment). Here, not in the task's
-    own loop, so that it runs compiled with the replayer (:mod:`traces.compiled`)."""
+    own loop, so that it runs compiled with the replayer (:mod:`traces.checking.compiled`)."""
     seqs, kinds, times, actions, opaques, responses = events.seqs, events.kinds, events.times, events.actions, events.opaques, events.responses
     for i, trace_id in enumerate(events.trace_ids):
         segment = segments.get(trace_id)
