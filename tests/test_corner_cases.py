@@ -3,7 +3,10 @@
 Each test builds a small broker with :func:`spec.config.broker_config`, starts from
 :func:`spec.state.initial_state` (or, for a situation the Java broker cannot reach, from a state
 changed with ``dataclasses.replace``), drives :func:`spec.machine.step` with explicit actions and
-asserts the exact outcome. Times are Java's: the clock starts at 1 ms, the busy timeout is
+asserts the exact outcome. The spec's state keeps no history: what a step answers is in the
+:class:`~spec.state.Outputs` it returns, so each test asserts on the outputs of the steps that
+wrote the answers, and the helpers that only set a situation up check that they settle no
+request. Times are Java's: the clock starts at 1 ms, the busy timeout is
 1000 ms, the send-queue wait 200 ms, and the first fast-failure run is due at 1001 ms, every
 10 ms after.
 
@@ -16,7 +19,7 @@ from __future__ import annotations
 import enum
 import re
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -28,13 +31,22 @@ from spec.actors import Action
 from spec.client import SendMode, retries_on_broker_code
 from spec.codes import RequestCode, ResponseCode, ResponseKind
 from spec.config import BUSY_UPPER_BOUND_MS, BrokerConfig, FlushDiskType, broker_config
-from spec import machine, state
-from spec.frozen import record
-from spec.machine import enabled
+from spec.machine import enabled, step
 from spec.profiles import PROFILE_4_3_2, PROFILE_4_9_8, PROFILE_5_3_3, ExecutorName, Profile, PutLockKind
 from spec.putlock import FREE_LOCK, PutLock
 from spec.remoting import route
-from spec.state import BrokerState, FastFailurePhase, ForeignTask, MappedFile, RequestTask, Response, with_executor
+from spec.state import (
+    NO_OUTPUTS,
+    BrokerState,
+    FastFailurePhase,
+    ForeignTask,
+    MappedFile,
+    Outputs,
+    RequestTask,
+    Response,
+    initial_state,
+    with_executor,
+)
 from spec.storepool import (
     INTEGER_MAX_VALUE,
     borrow_buffer,
@@ -46,43 +58,6 @@ from spec.workers import holder_of
 SEND = ExecutorName.SEND
 PULL = ExecutorName.PULL
 ALL_PROFILES = (PROFILE_4_3_2, PROFILE_4_9_8, PROFILE_5_3_3)
-
-
-@record
-class Traced(BrokerState):
-    """A spec state together with what the steps that led to it output, so that a corner's test can
-    assert on every answer so far. The spec's state keeps no history (its steps return their
-    outputs); this record is the tests' own ledger, carried through the spec's effects by
-    ``replace``, which copies every field."""
-
-    responses: tuple[Response, ...] = ()  # every response written, in order
-    finished_silently: frozenset[int] = frozenset()  # requests settled without a response
-    started: frozenset[int] = frozenset()  # requests whose processor started
-    cancelled: frozenset[int] = frozenset()  # requests phase 2 removed and marked stopRun
-
-    @property
-    def answered(self) -> frozenset[int]:
-        """Ids of the requests that got a response."""
-        return frozenset(r.request_id for r in self.responses)
-
-
-def initial_state(config: BrokerConfig) -> Traced:
-    """The spec's initial state, with an empty ledger."""
-    return Traced(**vars(state.initial_state(config)))
-
-
-def step(config: BrokerConfig, s: BrokerState, a: Action) -> Traced:
-    """The spec's step, its outputs added to the ledger."""
-    after, out = machine.step(config, s, a)
-    traced = after if isinstance(after, Traced) else Traced(**vars(after))
-    cancelled = {r.request_id for r in out.responses if isinstance(a, fastfailure.FastFailureCleansExpiredHead)}
-    return replace(
-        traced,
-        responses=traced.responses + out.responses,
-        finished_silently=traced.finished_silently | set(out.finished_silently),
-        started=traced.started | set(out.started),
-        cancelled=traced.cancelled | cancelled,
-    )
 
 
 def case_id(value: object) -> str:
@@ -132,10 +107,30 @@ def small_broker(
     )
 
 
-def play(config: BrokerConfig, s: BrokerState, *actions: Action) -> BrokerState:
-    """Apply ``actions`` in order; ``step`` refuses any whose guard is false."""
+def merged(outputs: Iterable[Outputs]) -> Outputs:
+    """The outputs of several steps, in order, as one record."""
+    outs = tuple(outputs)
+    return Outputs(
+        responses=tuple(r for o in outs for r in o.responses),
+        finished_silently=tuple(i for o in outs for i in o.finished_silently),
+        started=tuple(i for o in outs for i in o.started),
+    )
+
+
+def play(config: BrokerConfig, s: BrokerState, *actions: Action) -> tuple[BrokerState, Outputs]:
+    """Apply ``actions`` in order (``step`` refuses any whose guard is false); the state reached and
+    what those steps output, in order."""
+    outputs = []
     for a in actions:
-        s = step(config, s, a)
+        s, out = step(config, s, a)
+        outputs.append(out)
+    return s, merged(outputs)
+
+
+def quietly(config: BrokerConfig, s: BrokerState, *actions: Action) -> BrokerState:
+    """Apply ``actions`` in order, none of which answers or otherwise settles a request; the state reached."""
+    s, out = play(config, s, *actions)
+    assert out.settled == (), f"{actions} settled {out.settled}"
     return s
 
 
@@ -155,15 +150,15 @@ def queued(io: int) -> tuple[Action, ...]:
 
 def enters_put_lock(config: BrokerConfig, s: BrokerState, worker: int) -> BrokerState:
     """Send worker ``worker`` passes the put pre-check, takes the lock, and makes room in the commit log."""
-    s = play(config, s, workers.WorkerPassesPutCheck(SEND, worker), workers.WorkerAcquiresPutLock(SEND, worker))
+    s = quietly(config, s, workers.WorkerPassesPutCheck(SEND, worker), workers.WorkerAcquiresPutLock(SEND, worker))
     if enabled(config, s, workers.WorkerCreatesMappedFile(SEND, worker)):
-        s = step(config, s, workers.WorkerCreatesMappedFile(SEND, worker))
+        s = quietly(config, s, workers.WorkerCreatesMappedFile(SEND, worker))
     return s
 
 
 def writer_holds_put_lock(config: BrokerConfig, s: BrokerState, io: int = 0, worker: int = 0) -> BrokerState:
     """A send arrives on ``io``, starts send thread ``worker`` and holds the put lock from now on."""
-    s = play(config, s, arrives(io), *new_worker(io))
+    s = quietly(config, s, arrives(io), *new_worker(io))
     return enters_put_lock(config, s, worker)
 
 
@@ -172,7 +167,7 @@ def writer_waits_behind_replication(config: BrokerConfig, s: BrokerState) -> Bro
 
     Tasks queued after this stay queued as long as a test wants, with the store not busy.
     """
-    s = play(config, s, environment.HaServiceAcquiresPutLock(), arrives(0), *new_worker(0), workers.WorkerPassesPutCheck(SEND, 0))
+    s = quietly(config, s, environment.HaServiceAcquiresPutLock(), arrives(0), *new_worker(0), workers.WorkerPassesPutCheck(SEND, 0))
     assert not enabled(config, s, workers.WorkerAcquiresPutLock(SEND, 0))
     return s
 
@@ -195,7 +190,7 @@ def dispatch_choice(config: BrokerConfig, s: BrokerState, io: int) -> type:
 
 def starts_phase_two(config: BrokerConfig, s: BrokerState) -> BrokerState:
     """A due fast-failure run starts and its phase 1 ends at once (the store is not busy)."""
-    return play(config, s, fastfailure.FastFailureStartsRun(), fastfailure.FastFailureEndsBusyDrain())
+    return quietly(config, s, fastfailure.FastFailureStartsRun(), fastfailure.FastFailureEndsBusyDrain())
 
 
 def pcbusy_response(request_id: int, period: int, size: int) -> Response:
@@ -219,7 +214,7 @@ def reject_response(request_id: int) -> Response:
 
 
 def with_stopped_send_head(s: BrokerState) -> BrokerState:
-    """``s`` with the send queue's head marked stopRun (and recorded as cancelled).
+    """``s`` with the send queue's head marked stopRun.
 
     Unreachable in the Java broker, where stopRun is set only after the task left the queue;
     the spec still defines what happens (corners 15, 22, 26).
@@ -227,14 +222,13 @@ def with_stopped_send_head(s: BrokerState) -> BrokerState:
     send = s.executor(SEND)
     head = send.queue[0]
     assert isinstance(head, RequestTask)
-    s = with_executor(s, replace(send, queue=(replace(head, stop_run=True),) + send.queue[1:]))
-    return replace(s, cancelled=s.cancelled | {head.request.id})
+    return with_executor(s, replace(send, queue=(replace(head, stop_run=True),) + send.queue[1:]))
 
 
 def busy_with_two_queued_sends(config: BrokerConfig) -> BrokerState:
     """Send 1 holds the put lock from 1 ms; sends 2 and 3 queue at 1 ms; at 1002 ms the store is busy."""
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, arrives(1), *queued(1), arrives(1), *queued(1), environment.ClockAdvances(1001))
+    s = quietly(config, s, arrives(1), *queued(1), arrives(1), *queued(1), environment.ClockAdvances(1001))
     assert send_queue(s) == (2, 3)
     return s
 
@@ -255,17 +249,17 @@ def test_corner_01_busy_window_is_open_on_both_ends(held_ms: int, outcome: type)
     config = small_broker()
     s = writer_holds_put_lock(config, initial_state(config))
     assert s.lock == PutLock(holder_of(SEND, 0), START)
-    s = play(config, s, environment.ClockAdvances(held_ms), arrives(1))
+    s = quietly(config, s, environment.ClockAdvances(held_ms), arrives(1))
     assert dispatch_choice(config, s, 1) is outcome
 
 
 def test_corner_02_begin_time_zero_means_idle_on_a_small_clock() -> None:
     # Scaled: a 10 ms timeout and a clock at 51 ms, so 10 < 51 - 0 < 10^7 would read "busy".
     config = small_broker(os_page_cache_busy_timeout_ms=10)
-    s = play(config, initial_state(config), environment.ClockAdvances(50), arrives(0))
+    s = quietly(config, initial_state(config), environment.ClockAdvances(50), arrives(0))
     assert s.lock == FREE_LOCK
     assert dispatch_choice(config, s, 0) is remoting.DispatchCreatesTask
-    s = play(config, s, *new_worker(0))
+    s = quietly(config, s, *new_worker(0))
     assert enabled(config, s, workers.WorkerPassesPutCheck(SEND, 0))
     assert not enabled(config, s, workers.WorkerFindsPageCacheBusy(SEND, 0))
 
@@ -274,14 +268,14 @@ def test_corner_03_only_the_lock_holders_time_counts() -> None:
     config = small_broker(send_threads=2)
     s = writer_holds_put_lock(config, initial_state(config), io=0, worker=0)
     # Writer 2 passes the pre-check at 1 ms and waits 900 ms for the lock: waiting stamps nothing.
-    s = play(config, s, arrives(1), *new_worker(1), workers.WorkerPassesPutCheck(SEND, 1), environment.ClockAdvances(900))
+    s = quietly(config, s, arrives(1), *new_worker(1), workers.WorkerPassesPutCheck(SEND, 1), environment.ClockAdvances(900))
     assert s.lock == PutLock(holder_of(SEND, 0), START)
-    s = play(config, s, workers.WorkerAppendsAndUnlocks(SEND, 0), workers.WorkerAcquiresPutLock(SEND, 1))
+    s, _ = play(config, s, workers.WorkerAppendsAndUnlocks(SEND, 0), workers.WorkerAcquiresPutLock(SEND, 1))
     assert s.lock == PutLock(holder_of(SEND, 1), 901)
     # At 1501 ms writer 2 has waited and held for 1500 ms, but held for only 600 ms: not busy.
-    s = play(config, s, environment.ClockAdvances(600), arrives(0))
+    s = quietly(config, s, environment.ClockAdvances(600), arrives(0))
     assert dispatch_choice(config, s, 0) is remoting.DispatchCreatesTask
-    s = play(config, s, environment.ClockAdvances(401))
+    s = quietly(config, s, environment.ClockAdvances(401))
     assert dispatch_choice(config, s, 0) is remoting.DispatchRejectsRequest
 
 
@@ -291,44 +285,44 @@ def test_corner_03_only_the_lock_holders_time_counts() -> None:
 def test_corner_04_exception_in_lock_leaves_begin_time_stuck_except_in_4_9_8(profile: Profile, stuck: bool) -> None:
     config = small_broker(profile)
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, environment.ClockAdvances(5), workers.WorkerThrowsInsideLock(SEND, 0))
-    assert s.responses == (Response(1, ResponseCode.SYSTEM_ERROR, None, ResponseKind.EXCEPTION),)
+    s, out = play(config, s, environment.ClockAdvances(5), workers.WorkerThrowsInsideLock(SEND, 0))
+    assert out.responses == (Response(1, ResponseCode.SYSTEM_ERROR, None, ResponseKind.EXCEPTION),)
     assert s.lock == (PutLock(None, START) if stuck else FREE_LOCK)
     # About a second after the stamp, with nobody writing:
-    s = play(config, s, environment.ClockAdvances(1000 - 5 + 1), arrives(0))
+    s = quietly(config, s, environment.ClockAdvances(1000 - 5 + 1), arrives(0))
     if not stuck:
         assert dispatch_choice(config, s, 0) is remoting.DispatchCreatesTask
         return
-    s = step(config, s, remoting.DispatchRejectsRequest(0))
-    assert s.responses[-1] == reject_response(2)
+    s, out = step(config, s, remoting.DispatchRejectsRequest(0))
+    assert out.responses == (reject_response(2),)
     # ... and it stays busy until the hard bound, 10^7 ms after the stamp.
-    s = play(config, s, environment.ClockAdvances(BUSY_UPPER_BOUND_MS - 1 - 1001), arrives(0))
+    s = quietly(config, s, environment.ClockAdvances(BUSY_UPPER_BOUND_MS - 1 - 1001), arrives(0))
     assert s.now - START == BUSY_UPPER_BOUND_MS - 1
     assert dispatch_choice(config, s, 0) is remoting.DispatchRejectsRequest
-    s = play(config, s, environment.ClockAdvances(1))
+    s = quietly(config, s, environment.ClockAdvances(1))
     assert dispatch_choice(config, s, 0) is remoting.DispatchCreatesTask
 
 
 def test_corner_04_a_writer_getting_in_before_busy_clears_the_stuck_stamp() -> None:
     config = small_broker(PROFILE_5_3_3)
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, workers.WorkerThrowsInsideLock(SEND, 0), environment.ClockAdvances(500), arrives(0), *queued(0))
-    s = step(config, s, workers.WorkerTakesTask(SEND, 0))
+    s, _ = play(config, s, workers.WorkerThrowsInsideLock(SEND, 0), environment.ClockAdvances(500), arrives(0), *queued(0))
+    s = quietly(config, s, workers.WorkerTakesTask(SEND, 0))
     assert s.lock == PutLock(None, START)
     s = enters_put_lock(config, s, 0)
     assert s.lock == PutLock(holder_of(SEND, 0), 501)
-    s = step(config, s, workers.WorkerAppendsAndUnlocks(SEND, 0))
+    s, _ = step(config, s, workers.WorkerAppendsAndUnlocks(SEND, 0))
     assert s.lock == FREE_LOCK
 
 
 def test_corner_05_replication_holds_the_put_lock_without_a_busy_signal() -> None:
     config = small_broker()
-    s = play(config, initial_state(config), environment.HaServiceAcquiresPutLock(), environment.ClockAdvances(5000), arrives(0))
+    s = quietly(config, initial_state(config), environment.HaServiceAcquiresPutLock(), environment.ClockAdvances(5000), arrives(0))
     assert s.lock.begin_time_in_lock == 0
     assert dispatch_choice(config, s, 0) is remoting.DispatchCreatesTask
-    s = play(config, s, *new_worker(0), workers.WorkerPassesPutCheck(SEND, 0))
+    s = quietly(config, s, *new_worker(0), workers.WorkerPassesPutCheck(SEND, 0))
     assert not enabled(config, s, workers.WorkerAcquiresPutLock(SEND, 0))  # the producer is blocked
-    s = step(config, s, environment.HaServiceReleasesPutLock())
+    s = quietly(config, s, environment.HaServiceReleasesPutLock())
     assert enabled(config, s, workers.WorkerAcquiresPutLock(SEND, 0))
 
 
@@ -344,11 +338,11 @@ def test_corner_05_replication_holds_the_put_lock_without_a_busy_signal() -> Non
 def test_corner_06_a_send_passes_dispatch_and_fails_the_put_pre_check(profile: Profile, code: ResponseCode) -> None:
     config = small_broker(profile, send_threads=2)
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, arrives(1), remoting.DispatchCreatesTask(1))  # not busy at 1 ms: accepted
-    s = play(config, s, environment.ClockAdvances(1001), remoting.DispatchStartsWorker(1))
+    s = quietly(config, s, arrives(1), remoting.DispatchCreatesTask(1))  # not busy at 1 ms: accepted
+    s = quietly(config, s, environment.ClockAdvances(1001), remoting.DispatchStartsWorker(1))
     assert not enabled(config, s, workers.WorkerPassesPutCheck(SEND, 1))
-    s = step(config, s, workers.WorkerFindsPageCacheBusy(SEND, 1))
-    assert s.responses == (Response(2, code, PC_SYNCHRONIZED_REMARK, ResponseKind.PC_SYNCHRONIZED),)
+    s, out = step(config, s, workers.WorkerFindsPageCacheBusy(SEND, 1))
+    assert out.responses == (Response(2, code, PC_SYNCHRONIZED_REMARK, ResponseKind.PC_SYNCHRONIZED),)
 
 
 # -- 9.2 Dispatch ----------------------------------------------------------------------------------------
@@ -358,28 +352,28 @@ def test_corner_07_reject_comes_before_task_creation_and_submit() -> None:
     # Busy and the send queue full: the answer is [REJECTREQUEST], not [OVERLOAD].
     config = small_broker(send_capacity=1)
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, arrives(1), *queued(1), environment.ClockAdvances(1001), arrives(1))
+    s = quietly(config, s, arrives(1), *queued(1), environment.ClockAdvances(1001), arrives(1))
     before = s
     assert dispatch_choice(config, s, 1) is remoting.DispatchRejectsRequest
-    s = step(config, s, remoting.DispatchRejectsRequest(1))
-    assert s.responses == (reject_response(3),)
+    s, out = step(config, s, remoting.DispatchRejectsRequest(1))
+    assert out.responses == (reject_response(3),)
     assert s.executors == before.executors  # no task, no queue entry
     assert s.io_threads[1].request is None and s.io_threads[1].task is None
 
 
 def test_corner_07_not_supported_comes_first_and_has_a_leading_space() -> None:
     config = small_broker(default_processor_registered=False)
-    s = play(config, initial_state(config), arrives(0, RequestCode.UNKNOWN))
+    s = quietly(config, initial_state(config), arrives(0, RequestCode.UNKNOWN))
     assert dispatch_choice(config, s, 0) is remoting.DispatchAnswersNotSupported
-    s = step(config, s, remoting.DispatchAnswersNotSupported(0))
-    assert s.responses == (
+    s, out = step(config, s, remoting.DispatchAnswersNotSupported(0))
+    assert out.responses == (
         Response(1, ResponseCode.REQUEST_CODE_NOT_SUPPORTED, " request type 99999 not supported", ResponseKind.NOT_SUPPORTED),
     )
 
 
 def test_corner_07_create_timestamp_is_taken_when_the_task_is_built() -> None:
     config = small_broker()
-    s = play(config, initial_state(config), arrives(0), environment.ClockAdvances(7), remoting.DispatchCreatesTask(0))
+    s = quietly(config, initial_state(config), arrives(0), environment.ClockAdvances(7), remoting.DispatchCreatesTask(0))
     task = s.io_threads[0].task
     assert task is not None and task.create_timestamp == START + 7 and not task.stop_run
 
@@ -390,55 +384,55 @@ def test_corner_07_create_timestamp_is_taken_when_the_task_is_built() -> None:
 def test_corner_08_dispatch_answers_to_oneway_requests(profile: Profile, answered: bool) -> None:
     """4.x–5.0.0 write NOT_SUPPORTED and [REJECTREQUEST] for a oneway request; 5.1.0+ do not."""
     config = small_broker(profile, send_capacity=1, default_processor_registered=False)
-    s = play(config, initial_state(config), arrives(0, RequestCode.UNKNOWN, oneway=True), remoting.DispatchAnswersNotSupported(0))
-    assert s.answered == ({1} if answered else set())
-    assert s.finished_silently == (set() if answered else {1})
+    s, out = play(config, initial_state(config), arrives(0, RequestCode.UNKNOWN, oneway=True), remoting.DispatchAnswersNotSupported(0))
+    assert {r.request_id for r in out.responses} == ({1} if answered else set())
+    assert out.finished_silently == (() if answered else (1,))
 
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, environment.ClockAdvances(1001), arrives(1, oneway=True), remoting.DispatchRejectsRequest(1))
-    assert s.responses == ((reject_response(2),) if answered else ())
+    s, out = play(config, s, environment.ClockAdvances(1001), arrives(1, oneway=True), remoting.DispatchRejectsRequest(1))
+    assert out.responses == ((reject_response(2),) if answered else ())
 
 
 @by_version
 def test_corner_08_overload_is_never_written_for_oneway(profile: Profile) -> None:
     config = small_broker(profile, send_capacity=1)
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, arrives(1), *queued(1), arrives(1, oneway=True), remoting.DispatchCreatesTask(1), remoting.DispatchRejectsOverload(1))
-    assert s.responses == ()
-    assert s.finished_silently == {3}
+    s, out = play(config, s, arrives(1), *queued(1), arrives(1, oneway=True), remoting.DispatchCreatesTask(1), remoting.DispatchRejectsOverload(1))
+    assert out.responses == ()
+    assert out.finished_silently == (3,)
 
 
 @by_version
 def test_corner_08_fast_failure_answers_oneway_in_both_phases(profile: Profile) -> None:
     config = small_broker(profile)
     s = writer_waits_behind_replication(config, initial_state(config))
-    s = play(config, s, arrives(1, oneway=True), *queued(1), environment.ClockAdvances(1000))
-    s = step(config, starts_phase_two(config, s), fastfailure.FastFailureCleansExpiredHead(SEND))
-    assert s.responses == (timeout_response(2, 1000, 0),)
+    s = quietly(config, s, arrives(1, oneway=True), *queued(1), environment.ClockAdvances(1000))
+    s, out = step(config, starts_phase_two(config, s), fastfailure.FastFailureCleansExpiredHead(SEND))
+    assert out.responses == (timeout_response(2, 1000, 0),)
 
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, arrives(1, oneway=True), *queued(1), environment.ClockAdvances(1001))
-    s = play(config, s, fastfailure.FastFailureStartsRun(), fastfailure.FastFailureDrainsBusySendQueue())
-    assert s.responses == (pcbusy_response(2, 1001, 0),)
+    s = quietly(config, s, arrives(1, oneway=True), *queued(1), environment.ClockAdvances(1001))
+    s, out = play(config, s, fastfailure.FastFailureStartsRun(), fastfailure.FastFailureDrainsBusySendQueue())
+    assert out.responses == (pcbusy_response(2, 1001, 0),)
 
 
 def test_corner_09_overload_only_with_all_core_threads_and_a_full_queue() -> None:
     config = small_broker(send_threads=2, send_capacity=1)
-    s = play(config, initial_state(config), arrives(0), remoting.DispatchCreatesTask(0))
+    s = quietly(config, initial_state(config), arrives(0), remoting.DispatchCreatesTask(0))
     assert not enabled(config, s, remoting.DispatchQueuesTask(0))
-    s = step(config, s, remoting.DispatchStartsWorker(0))
+    s = quietly(config, s, remoting.DispatchStartsWorker(0))
     s = enters_put_lock(config, s, 0)
-    s = step(config, s, workers.WorkerAppendsAndUnlocks(SEND, 0))  # thread 0 is now idle
+    s, _ = step(config, s, workers.WorkerAppendsAndUnlocks(SEND, 0))  # thread 0 is now idle
     # A second core thread is still started, although thread 0 is idle: the queue is skipped.
-    s = play(config, s, arrives(0), remoting.DispatchCreatesTask(0))
+    s = quietly(config, s, arrives(0), remoting.DispatchCreatesTask(0))
     assert not enabled(config, s, remoting.DispatchQueuesTask(0))
-    s = step(config, s, remoting.DispatchStartsWorker(0))
+    s = quietly(config, s, remoting.DispatchStartsWorker(0))
     assert send_queue(s) == () and len(s.executor(SEND).workers) == 2
-    s = play(config, s, arrives(0), *queued(0), arrives(0), remoting.DispatchCreatesTask(0))
+    s = quietly(config, s, arrives(0), *queued(0), arrives(0), remoting.DispatchCreatesTask(0))
     assert send_queue(s) == (3,)
     assert not enabled(config, s, remoting.DispatchQueuesTask(0))
-    s = step(config, s, remoting.DispatchRejectsOverload(0))
-    assert s.responses[-1] == Response(4, ResponseCode.SYSTEM_BUSY, OVERLOAD_REMARK, ResponseKind.OVERLOAD)
+    s, out = step(config, s, remoting.DispatchRejectsOverload(0))
+    assert out.responses == (Response(4, ResponseCode.SYSTEM_BUSY, OVERLOAD_REMARK, ResponseKind.OVERLOAD),)
 
 
 # -- 9.3 BrokerFastFailure phase 1 (PCBUSY) ------------------------------------------------------------------
@@ -447,11 +441,11 @@ def test_corner_09_overload_only_with_all_core_threads_and_a_full_queue() -> Non
 def test_corner_12_busy_is_re_read_before_every_poll() -> None:
     config = small_broker()
     s = busy_with_two_queued_sends(config)
-    s = play(config, s, fastfailure.FastFailureStartsRun(), fastfailure.FastFailureDrainsBusySendQueue())
-    assert s.responses == (pcbusy_response(2, 1001, 1),)
-    s = step(config, s, workers.WorkerAppendsAndUnlocks(SEND, 0))  # the writer leaves: no longer busy
+    s, out = play(config, s, fastfailure.FastFailureStartsRun(), fastfailure.FastFailureDrainsBusySendQueue())
+    assert out.responses == (pcbusy_response(2, 1001, 1),)
+    s, _ = step(config, s, workers.WorkerAppendsAndUnlocks(SEND, 0))  # the writer leaves: no longer busy
     assert not enabled(config, s, fastfailure.FastFailureDrainsBusySendQueue())
-    s = step(config, s, fastfailure.FastFailureEndsBusyDrain())
+    s = quietly(config, s, fastfailure.FastFailureEndsBusyDrain())
     assert send_queue(s) == (3,)
 
 
@@ -459,85 +453,87 @@ def test_corner_13_phase_one_fails_a_task_zero_ms_old() -> None:
     # RECALL_MESSAGE (5.3.2+) sits on the send executor and its processor never rejects.
     config = small_broker(PROFILE_5_3_3)
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, environment.ClockAdvances(1001), arrives(1))
-    s = step(config, s, remoting.DispatchRejectsRequest(1))  # a send is refused at dispatch ...
-    s = play(config, s, arrives(1, RequestCode.RECALL_MESSAGE), *queued(1))  # ... a recall is queued
-    s = play(config, s, fastfailure.FastFailureStartsRun(), fastfailure.FastFailureDrainsBusySendQueue())
-    assert s.responses == (reject_response(2), pcbusy_response(3, 0, 0))
+    s = quietly(config, s, environment.ClockAdvances(1001), arrives(1))
+    s, refused = step(config, s, remoting.DispatchRejectsRequest(1))  # a send is refused at dispatch ...
+    s = quietly(config, s, arrives(1, RequestCode.RECALL_MESSAGE), *queued(1))  # ... a recall is queued
+    s, drained = play(config, s, fastfailure.FastFailureStartsRun(), fastfailure.FastFailureDrainsBusySendQueue())
+    assert refused.responses + drained.responses == (reject_response(2), pcbusy_response(3, 0, 0))
 
 
 def test_corner_14_phase_one_drains_only_the_send_queue() -> None:
     config = small_broker()
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, arrives(1), *queued(1))  # send 2
-    s = play(config, s, arrives(1, RequestCode.PULL_MESSAGE), *new_worker(1))  # pull 3 runs
-    s = play(config, s, arrives(1, RequestCode.PULL_MESSAGE), *queued(1))  # pull 4 waits
-    s = play(config, s, environment.ClockAdvances(1001), fastfailure.FastFailureStartsRun(), fastfailure.FastFailureDrainsBusySendQueue())
+    s = quietly(config, s, arrives(1), *queued(1))  # send 2
+    s = quietly(config, s, arrives(1, RequestCode.PULL_MESSAGE), *new_worker(1))  # pull 3 runs
+    s = quietly(config, s, arrives(1, RequestCode.PULL_MESSAGE), *queued(1))  # pull 4 waits
+    s, drained = play(config, s, environment.ClockAdvances(1001), fastfailure.FastFailureStartsRun(), fastfailure.FastFailureDrainsBusySendQueue())
     assert not enabled(config, s, fastfailure.FastFailureDrainsBusySendQueue())
-    s = play(config, s, fastfailure.FastFailureEndsBusyDrain(), fastfailure.FastFailureStopsAtHead(SEND), fastfailure.FastFailureStopsAtHead(PULL))
-    assert s.responses == (pcbusy_response(2, 1001, 0),)
+    s, rest = play(config, s, fastfailure.FastFailureEndsBusyDrain(), fastfailure.FastFailureStopsAtHead(SEND), fastfailure.FastFailureStopsAtHead(PULL))
+    assert drained.responses + rest.responses == (pcbusy_response(2, 1001, 0),)
     assert [t.request.id for t in s.executor(PULL).queue if isinstance(t, RequestTask)] == [4]
 
 
 def test_corner_15_phase_one_neither_sets_nor_reads_stop_run() -> None:
     config = small_broker()
     s = busy_with_two_queued_sends(config)
-    s = play(config, s, fastfailure.FastFailureStartsRun(), fastfailure.FastFailureDrainsBusySendQueue())
-    assert s.cancelled == frozenset()
+    s, out = play(config, s, fastfailure.FastFailureStartsRun(), fastfailure.FastFailureDrainsBusySendQueue())
+    # Nothing cancelled: the polled task got a PCBUSY answer (no TIMEOUT), and no task left is stopRun.
+    assert [r.kind for r in out.responses] == [ResponseKind.PCBUSY_CLEAN_QUEUE]
+    assert not any(isinstance(t, RequestTask) and t.stop_run for e in s.executors for t in e.queue)
     # A stopRun head is polled and answered like any other.
-    s = step(config, with_stopped_send_head(s), fastfailure.FastFailureDrainsBusySendQueue())
-    assert s.responses[-1] == pcbusy_response(3, 1001, 0)
+    s, out = step(config, with_stopped_send_head(s), fastfailure.FastFailureDrainsBusySendQueue())
+    assert out.responses == (pcbusy_response(3, 1001, 0),)
 
 
 def test_corner_16_an_empty_poll_ends_phase_one_while_still_busy() -> None:
     config = small_broker(PROFILE_5_3_3)
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, environment.ClockAdvances(1001), fastfailure.FastFailureStartsRun())
+    s, out = play(config, s, environment.ClockAdvances(1001), fastfailure.FastFailureStartsRun())
     assert not enabled(config, s, fastfailure.FastFailureDrainsBusySendQueue())
-    s = step(config, s, fastfailure.FastFailureEndsBusyDrain())
+    s, ended = step(config, s, fastfailure.FastFailureEndsBusyDrain())
     # Still busy; a recall queued now waits for the next run's phase 1.
-    s = play(config, s, arrives(1, RequestCode.RECALL_MESSAGE), *queued(1))
+    s, queueing = play(config, s, arrives(1, RequestCode.RECALL_MESSAGE), *queued(1))
     assert not enabled(config, s, fastfailure.FastFailureDrainsBusySendQueue())
-    s = play(config, s, fastfailure.FastFailureStopsAtHead(SEND), fastfailure.FastFailureStopsAtHead(PULL))
-    assert s.responses == () and send_queue(s) == (2,)
-    s = play(config, s, environment.ClockAdvances(9), fastfailure.FastFailureStartsRun(), fastfailure.FastFailureDrainsBusySendQueue())
-    assert s.responses == (pcbusy_response(2, 9, 0),)
+    s, scans = play(config, s, fastfailure.FastFailureStopsAtHead(SEND), fastfailure.FastFailureStopsAtHead(PULL))
+    assert merged((out, ended, queueing, scans)).responses == () and send_queue(s) == (2,)
+    s, out = play(config, s, environment.ClockAdvances(9), fastfailure.FastFailureStartsRun(), fastfailure.FastFailureDrainsBusySendQueue())
+    assert out.responses == (pcbusy_response(2, 9, 0),)
 
 
 def test_corner_17_phase_one_silently_drops_a_non_request_task() -> None:
     config = small_broker()
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, environment.InternalTaskSubmitted(SEND), arrives(1), *queued(1), environment.ClockAdvances(1001))
+    s = quietly(config, s, environment.InternalTaskSubmitted(SEND), arrives(1), *queued(1), environment.ClockAdvances(1001))
     assert s.executor(SEND).queue[0] == ForeignTask(1)
-    s = step(config, s, fastfailure.FastFailureStartsRun())
+    s = quietly(config, s, fastfailure.FastFailureStartsRun())
     assert not enabled(config, s, fastfailure.FastFailureDrainsBusySendQueue())
-    s = step(config, s, fastfailure.FastFailureDropsForeignElement())
-    assert s.responses == ()
+    s, out = step(config, s, fastfailure.FastFailureDropsForeignElement())
+    assert out.responses == ()
     assert all(not isinstance(t, ForeignTask) for e in s.executors for t in e.queue)
-    s = step(config, s, fastfailure.FastFailureDrainsBusySendQueue())
-    assert s.responses == (pcbusy_response(2, 1001, 0),)
+    s, out = step(config, s, fastfailure.FastFailureDrainsBusySendQueue())
+    assert out.responses == (pcbusy_response(2, 1001, 0),)
 
 
 def test_corner_18_phase_one_period_at_response_time_and_size_after_poll() -> None:
     config = small_broker()
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, arrives(1), *queued(1), environment.ClockAdvances(3), arrives(1), *queued(1), environment.ClockAdvances(1000))
-    s = play(config, s, fastfailure.FastFailureStartsRun(), fastfailure.FastFailureDrainsBusySendQueue())
-    assert s.responses == (pcbusy_response(2, 1003, 1),)
-    s = play(config, s, environment.ClockAdvances(5), fastfailure.FastFailureDrainsBusySendQueue())
-    assert s.responses[-1] == pcbusy_response(3, 1005, 0)
+    s = quietly(config, s, arrives(1), *queued(1), environment.ClockAdvances(3), arrives(1), *queued(1), environment.ClockAdvances(1000))
+    s, out = play(config, s, fastfailure.FastFailureStartsRun(), fastfailure.FastFailureDrainsBusySendQueue())
+    assert out.responses == (pcbusy_response(2, 1003, 1),)
+    s, out = play(config, s, environment.ClockAdvances(5), fastfailure.FastFailureDrainsBusySendQueue())
+    assert out.responses == (pcbusy_response(3, 1005, 0),)
 
 
 def test_corner_19_phase_one_runs_before_phase_two_which_starts_with_the_send_queue() -> None:
     config = small_broker()
     s = writer_waits_behind_replication(config, initial_state(config))
-    s = play(config, s, arrives(1), *queued(1), environment.ClockAdvances(1000), fastfailure.FastFailureStartsRun())
+    s = quietly(config, s, arrives(1), *queued(1), environment.ClockAdvances(1000), fastfailure.FastFailureStartsRun())
     assert s.fast_failure_phase is FastFailurePhase.DRAINING_BUSY
     assert not enabled(config, s, fastfailure.FastFailureCleansExpiredHead(SEND))
-    s = step(config, s, fastfailure.FastFailureEndsBusyDrain())
+    s = quietly(config, s, fastfailure.FastFailureEndsBusyDrain())
     assert [q for q in ExecutorName if enabled(config, s, fastfailure.FastFailureCleansExpiredHead(q))] == [SEND]
-    s = step(config, s, fastfailure.FastFailureCleansExpiredHead(SEND))
-    assert s.responses == (timeout_response(2, 1000, 0),)
+    s, out = step(config, s, fastfailure.FastFailureCleansExpiredHead(SEND))
+    assert out.responses == (timeout_response(2, 1000, 0),)
 
 
 # -- 9.4 BrokerFastFailure phase 2 (timeout) -------------------------------------------------------------
@@ -547,34 +543,34 @@ def test_corner_19_phase_one_runs_before_phase_two_which_starts_with_the_send_qu
 def test_corner_20_expiry_is_age_at_least_the_wait(age: int, cleaned: bool) -> None:
     config = small_broker()
     s = writer_waits_behind_replication(config, initial_state(config))
-    s = play(config, s, environment.ClockAdvances(FIRST_RUN - START - age), arrives(1), *queued(1), environment.ClockAdvances(age))
+    s = quietly(config, s, environment.ClockAdvances(FIRST_RUN - START - age), arrives(1), *queued(1), environment.ClockAdvances(age))
     s = starts_phase_two(config, s)
     assert enabled(config, s, fastfailure.FastFailureCleansExpiredHead(SEND)) is cleaned
     assert enabled(config, s, fastfailure.FastFailureStopsAtHead(SEND)) is not cleaned
     if cleaned:
-        s = step(config, s, fastfailure.FastFailureCleansExpiredHead(SEND))
-        assert s.responses == (timeout_response(2, 200, 0),)
+        s, out = step(config, s, fastfailure.FastFailureCleansExpiredHead(SEND))
+        assert out.responses == (timeout_response(2, 200, 0),)
 
 
 def test_corner_20_a_wait_of_zero_cleans_a_task_queued_this_millisecond() -> None:
     config = small_broker()
     s = writer_waits_behind_replication(config, initial_state(config))
-    s = play(config, s, environment.ClockAdvances(FIRST_RUN - START), environment.OperatorSetsQueueWait(SEND, 0), arrives(1), *queued(1))
-    s = step(config, starts_phase_two(config, s), fastfailure.FastFailureCleansExpiredHead(SEND))
-    assert s.responses == (timeout_response(2, 0, 0),)
+    s = quietly(config, s, environment.ClockAdvances(FIRST_RUN - START), environment.OperatorSetsQueueWait(SEND, 0), arrives(1), *queued(1))
+    s, out = step(config, starts_phase_two(config, s), fastfailure.FastFailureCleansExpiredHead(SEND))
+    assert out.responses == (timeout_response(2, 0, 0),)
 
 
 def test_corner_21_a_young_head_hides_an_older_task_behind_it() -> None:
     config = small_broker()
     s = writer_waits_behind_replication(config, initial_state(config))
-    s = play(config, s, arrives(0), remoting.DispatchCreatesTask(0))  # send 2 stamped at 1 ms on IO thread 0 ...
-    s = play(config, s, environment.ClockAdvances(900), arrives(1), *queued(1))  # ... send 3, stamped at 901, queues first
-    s = play(config, s, remoting.DispatchQueuesTask(0), environment.ClockAdvances(100))
+    s = quietly(config, s, arrives(0), remoting.DispatchCreatesTask(0))  # send 2 stamped at 1 ms on IO thread 0 ...
+    s = quietly(config, s, environment.ClockAdvances(900), arrives(1), *queued(1))  # ... send 3, stamped at 901, queues first
+    s = quietly(config, s, remoting.DispatchQueuesTask(0), environment.ClockAdvances(100))
     assert send_queue(s) == (3, 2)
     s = starts_phase_two(config, s)
     assert not enabled(config, s, fastfailure.FastFailureCleansExpiredHead(SEND))
-    s = step(config, s, fastfailure.FastFailureStopsAtHead(SEND))
-    assert send_queue(s) == (3, 2) and s.responses == ()
+    s, out = step(config, s, fastfailure.FastFailureStopsAtHead(SEND))
+    assert send_queue(s) == (3, 2) and out.responses == ()
 
 
 def _expired_queue_behind(config: BrokerConfig, head: str) -> BrokerState:
@@ -582,10 +578,10 @@ def _expired_queue_behind(config: BrokerConfig, head: str) -> BrokerState:
     followed by send 3, queued 1000 ms ago."""
     s = writer_waits_behind_replication(config, initial_state(config))
     if head == "foreign":
-        s = step(config, s, environment.InternalTaskSubmitted(SEND))
+        s = quietly(config, s, environment.InternalTaskSubmitted(SEND))
     else:
-        s = play(config, s, arrives(1), *queued(1))
-    s = play(config, s, arrives(1), *queued(1), environment.ClockAdvances(1000))
+        s = quietly(config, s, arrives(1), *queued(1))
+    s = quietly(config, s, arrives(1), *queued(1), environment.ClockAdvances(1000))
     if head == "stopRun":
         s = with_stopped_send_head(s)
     return starts_phase_two(config, s)
@@ -598,13 +594,13 @@ def test_corner_22_an_unusable_head_ends_the_scan_without_removal(head: str) -> 
     queue = s.executor(SEND).queue
     assert len(queue) == 2
     assert not enabled(config, s, fastfailure.FastFailureCleansExpiredHead(SEND))
-    s = step(config, s, fastfailure.FastFailureStopsAtHead(SEND))
-    assert s.executor(SEND).queue == queue and s.responses == ()
+    s, out = step(config, s, fastfailure.FastFailureStopsAtHead(SEND))
+    assert s.executor(SEND).queue == queue and out.responses == ()
 
 
 def test_corner_22_an_empty_queue_ends_the_scan() -> None:
     config = small_broker()
-    s = starts_phase_two(config, play(config, initial_state(config), environment.ClockAdvances(FIRST_RUN - START)))
+    s = starts_phase_two(config, quietly(config, initial_state(config), environment.ClockAdvances(FIRST_RUN - START)))
     assert enabled(config, s, fastfailure.FastFailureStopsAtHead(SEND))
     assert not enabled(config, s, fastfailure.FastFailureCleansExpiredHead(SEND))
 
@@ -612,15 +608,15 @@ def test_corner_22_an_empty_queue_ends_the_scan() -> None:
 def test_corner_23_a_task_a_worker_took_gets_no_timeout_and_the_scan_goes_on() -> None:
     config = small_broker()
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, arrives(1), *queued(1), arrives(1), *queued(1), environment.ClockAdvances(1000))
-    s = step(config, s, workers.WorkerAppendsAndUnlocks(SEND, 0))
+    s = quietly(config, s, arrives(1), *queued(1), arrives(1), *queued(1), environment.ClockAdvances(1000))
+    s, first = step(config, s, workers.WorkerAppendsAndUnlocks(SEND, 0))
     s = starts_phase_two(config, s)
-    s = step(config, s, workers.WorkerTakesTask(SEND, 0))  # wins the race for send 2
-    s = step(config, s, fastfailure.FastFailureCleansExpiredHead(SEND))
-    assert s.responses[-1] == timeout_response(3, 1000, 0)
-    assert s.cancelled == {3}
-    s = step(config, enters_put_lock(config, s, 0), workers.WorkerAppendsAndUnlocks(SEND, 0))
-    assert [(r.request_id, r.kind) for r in s.responses] == [
+    s = quietly(config, s, workers.WorkerTakesTask(SEND, 0))  # wins the race for send 2
+    s, cleaned = step(config, s, fastfailure.FastFailureCleansExpiredHead(SEND))
+    assert cleaned.responses == (timeout_response(3, 1000, 0),)
+    assert 3 not in s.requests_inside()  # cancelled: removed by phase 2, which answered it
+    s, last = step(config, enters_put_lock(config, s, 0), workers.WorkerAppendsAndUnlocks(SEND, 0))
+    assert [(r.request_id, r.kind) for r in first.responses + cleaned.responses + last.responses] == [
         (1, ResponseKind.SUCCESS),
         (3, ResponseKind.TIMEOUT_CLEAN_QUEUE),
         (2, ResponseKind.SUCCESS),
@@ -630,94 +626,94 @@ def test_corner_23_a_task_a_worker_took_gets_no_timeout_and_the_scan_goes_on() -
 def test_corner_24_removal_then_stop_run_then_response_and_the_loop_continues() -> None:
     config = small_broker()
     s = writer_waits_behind_replication(config, initial_state(config))
-    s = play(config, s, arrives(1), *queued(1), arrives(1), *queued(1), environment.ClockAdvances(1000))
-    s = step(config, starts_phase_two(config, s), fastfailure.FastFailureCleansExpiredHead(SEND))
+    s = quietly(config, s, arrives(1), *queued(1), arrives(1), *queued(1), environment.ClockAdvances(1000))
+    s, out = step(config, starts_phase_two(config, s), fastfailure.FastFailureCleansExpiredHead(SEND))
     assert send_queue(s) == (3,)
-    assert s.cancelled == {2}
-    assert s.responses == (timeout_response(2, 1000, 1),)
+    assert 2 not in s.requests_inside()  # cancelled: removed by phase 2, which answered it
+    assert out.responses == (timeout_response(2, 1000, 1),)
     assert enabled(config, s, fastfailure.FastFailureCleansExpiredHead(SEND))
 
 
 def test_corner_25_phase_two_reads_the_clock_per_head_and_the_size_after_removal() -> None:
     config = small_broker()
     s = writer_waits_behind_replication(config, initial_state(config))
-    s = play(config, s, arrives(1), *queued(1), arrives(1), *queued(1), environment.ClockAdvances(1000))
-    s = step(config, starts_phase_two(config, s), fastfailure.FastFailureCleansExpiredHead(SEND))
-    s = play(config, s, environment.ClockAdvances(6), fastfailure.FastFailureCleansExpiredHead(SEND))
-    assert s.responses == (timeout_response(2, 1000, 1), timeout_response(3, 1006, 0))
+    s = quietly(config, s, arrives(1), *queued(1), arrives(1), *queued(1), environment.ClockAdvances(1000))
+    s, first = step(config, starts_phase_two(config, s), fastfailure.FastFailureCleansExpiredHead(SEND))
+    s, second = play(config, s, environment.ClockAdvances(6), fastfailure.FastFailureCleansExpiredHead(SEND))
+    assert first.responses + second.responses == (timeout_response(2, 1000, 1), timeout_response(3, 1006, 0))
 
 
 def test_corner_26_a_dequeued_task_cannot_be_cancelled() -> None:
     config = small_broker()
     s = writer_waits_behind_replication(config, initial_state(config))  # send 1 is on thread 0
-    s = starts_phase_two(config, step(config, s, environment.ClockAdvances(1000)))
-    s = play(config, s, fastfailure.FastFailureStopsAtHead(SEND), environment.HaServiceReleasesPutLock())
-    s = play(config, s, workers.WorkerAcquiresPutLock(SEND, 0), workers.WorkerCreatesMappedFile(SEND, 0), workers.WorkerAppendsAndUnlocks(SEND, 0))
-    assert s.responses == (Response(1, ResponseCode.SUCCESS, None, ResponseKind.SUCCESS),)
-    assert s.cancelled == frozenset()
+    s = starts_phase_two(config, quietly(config, s, environment.ClockAdvances(1000)))
+    s, scan = play(config, s, fastfailure.FastFailureStopsAtHead(SEND), environment.HaServiceReleasesPutLock())
+    s, out = play(config, s, workers.WorkerAcquiresPutLock(SEND, 0), workers.WorkerCreatesMappedFile(SEND, 0), workers.WorkerAppendsAndUnlocks(SEND, 0))
+    assert scan.responses + out.responses == (Response(1, ResponseCode.SUCCESS, None, ResponseKind.SUCCESS),)
+    assert scan.responses == ()  # phase 2 cancelled nothing: it wrote no [TIMEOUT_CLEAN_QUEUE]
 
 
 def test_corner_26_a_worker_running_a_stop_run_task_does_nothing() -> None:
     config = small_broker()
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, workers.WorkerAppendsAndUnlocks(SEND, 0), arrives(1), *queued(1))
+    s, before = play(config, s, workers.WorkerAppendsAndUnlocks(SEND, 0), arrives(1), *queued(1))
     s = with_stopped_send_head(s)
     assert not enabled(config, s, workers.WorkerTakesTask(SEND, 0))
-    s = step(config, s, workers.WorkerDiscardsCancelledTask(SEND, 0))
-    assert send_queue(s) == () and s.started == {1}
-    assert s.answered == {1} and s.finished_silently == frozenset()
+    s, out = step(config, s, workers.WorkerDiscardsCancelledTask(SEND, 0))
+    assert send_queue(s) == () and out.started == () and before.started == ()  # send 2's processor never starts
+    assert [r.request_id for r in before.responses] == [1] and out == NO_OUTPUTS
 
 
 def finish_run(config: BrokerConfig, s: BrokerState) -> BrokerState:
     """Phase 1 ends (not busy) and phase 2 stops at each queue's head: the run is over."""
-    s = step(config, s, fastfailure.FastFailureEndsBusyDrain())
-    s = play(config, s, *(fastfailure.FastFailureStopsAtHead(q) for q, _ in s.queue_waits))
+    s = quietly(config, s, fastfailure.FastFailureEndsBusyDrain())
+    s = quietly(config, s, *(fastfailure.FastFailureStopsAtHead(q) for q, _ in s.queue_waits))
     assert s.fast_failure_phase is FastFailurePhase.IDLE
     return s
 
 
 def test_corner_27_fixed_rate_schedule_one_second_delay_ten_ms_period() -> None:
     config = small_broker()
-    s = play(config, initial_state(config), environment.ClockAdvances(FIRST_RUN - START - 1))
+    s = quietly(config, initial_state(config), environment.ClockAdvances(FIRST_RUN - START - 1))
     assert not enabled(config, s, fastfailure.FastFailureStartsRun())
-    s = play(config, s, environment.ClockAdvances(1), fastfailure.FastFailureStartsRun())
+    s = quietly(config, s, environment.ClockAdvances(1), fastfailure.FastFailureStartsRun())
     assert s.fast_failure_next_run == FIRST_RUN + 10
-    s = step(config, s, environment.ClockAdvances(20))  # the run takes 20 ms; runs never overlap
+    s = quietly(config, s, environment.ClockAdvances(20))  # the run takes 20 ms; runs never overlap
     assert not enabled(config, s, fastfailure.FastFailureStartsRun())
     s = finish_run(config, s)
     # Fixed rate: the runs due at 1011 and 1021 follow at once; then none until 1031.
-    s = finish_run(config, step(config, s, fastfailure.FastFailureStartsRun()))
-    s = finish_run(config, step(config, s, fastfailure.FastFailureStartsRun()))
+    s = finish_run(config, quietly(config, s, fastfailure.FastFailureStartsRun()))
+    s = finish_run(config, quietly(config, s, fastfailure.FastFailureStartsRun()))
     assert s.fast_failure_next_run == 1031 and not enabled(config, s, fastfailure.FastFailureStartsRun())
 
 
 def test_corner_27_the_switch_is_read_every_tick() -> None:
     config = small_broker()
-    s = play(config, initial_state(config), environment.OperatorSetsFastFailureEnable(False), environment.ClockAdvances(FIRST_RUN - START))
+    s = quietly(config, initial_state(config), environment.OperatorSetsFastFailureEnable(False), environment.ClockAdvances(FIRST_RUN - START))
     assert not enabled(config, s, fastfailure.FastFailureStartsRun())
-    s = step(config, s, fastfailure.FastFailureSkipsRun())
+    s = quietly(config, s, fastfailure.FastFailureSkipsRun())
     assert s.fast_failure_next_run == FIRST_RUN + 10 and s.fast_failure_phase is FastFailurePhase.IDLE
-    s = play(config, s, environment.OperatorSetsFastFailureEnable(True), environment.ClockAdvances(10))
+    s = quietly(config, s, environment.OperatorSetsFastFailureEnable(True), environment.ClockAdvances(10))
     assert enabled(config, s, fastfailure.FastFailureStartsRun()) and not enabled(config, s, fastfailure.FastFailureSkipsRun())
 
 
 def test_corner_27_a_changed_wait_applies_at_the_next_tick() -> None:
     config = small_broker()
     s = writer_waits_behind_replication(config, initial_state(config))
-    s = play(config, s, arrives(1), *queued(1), environment.ClockAdvances(1000), environment.OperatorSetsQueueWait(SEND, 5000))
-    s = step(config, starts_phase_two(config, s), fastfailure.FastFailureStopsAtHead(SEND))
-    s = play(config, s, environment.OperatorSetsQueueWait(SEND, 200), fastfailure.FastFailureStopsAtHead(PULL), environment.ClockAdvances(10))
-    s = step(config, starts_phase_two(config, s), fastfailure.FastFailureCleansExpiredHead(SEND))
-    assert s.responses == (timeout_response(2, 1010, 0),)
+    s = quietly(config, s, arrives(1), *queued(1), environment.ClockAdvances(1000), environment.OperatorSetsQueueWait(SEND, 5000))
+    s, stopped = step(config, starts_phase_two(config, s), fastfailure.FastFailureStopsAtHead(SEND))
+    s, rest = play(config, s, environment.OperatorSetsQueueWait(SEND, 200), fastfailure.FastFailureStopsAtHead(PULL), environment.ClockAdvances(10))
+    s, out = step(config, starts_phase_two(config, s), fastfailure.FastFailureCleansExpiredHead(SEND))
+    assert stopped.responses + rest.responses + out.responses == (timeout_response(2, 1010, 0),)
 
 
 def test_corner_27_a_wait_changed_mid_scan_does_not_apply_to_that_scan() -> None:
     config = small_broker()
     s = writer_waits_behind_replication(config, initial_state(config))
-    s = play(config, s, arrives(1), *queued(1), environment.ClockAdvances(950), arrives(1), *queued(1), environment.ClockAdvances(50))
-    s = step(config, starts_phase_two(config, s), fastfailure.FastFailureCleansExpiredHead(SEND))
+    s = quietly(config, s, arrives(1), *queued(1), environment.ClockAdvances(950), arrives(1), *queued(1), environment.ClockAdvances(50))
+    s, _ = step(config, starts_phase_two(config, s), fastfailure.FastFailureCleansExpiredHead(SEND))
     # The scan of the send queue is under way with maxWait = 200; the operator lowers it to 0.
-    s = step(config, s, environment.OperatorSetsQueueWait(SEND, 0))
+    s = quietly(config, s, environment.OperatorSetsQueueWait(SEND, 0))
     assert not enabled(config, s, fastfailure.FastFailureCleansExpiredHead(SEND))  # send 3 is 50 ms old < 200
     assert enabled(config, s, fastfailure.FastFailureStopsAtHead(SEND))
 
@@ -744,12 +740,12 @@ def test_corner_27_a_wait_changed_mid_scan_does_not_apply_to_that_scan() -> None
 )
 def test_corner_29_the_cleaned_queues_depend_on_the_version(profile: Profile, order: list[tuple[str, int]]) -> None:
     config = broker_config(profile)
-    s = starts_phase_two(config, play(config, initial_state(config), environment.ClockAdvances(FIRST_RUN - START)))
+    s = starts_phase_two(config, quietly(config, initial_state(config), environment.ClockAdvances(FIRST_RUN - START)))
     visited: list[tuple[str, int]] = []
     while s.fast_failure_phase is FastFailurePhase.CLEANING:
         (queue,) = [q for q in ExecutorName if enabled(config, s, fastfailure.FastFailureStopsAtHead(q))]
         visited.append((queue.value, s.wait_for(queue)))
-        s = step(config, s, fastfailure.FastFailureStopsAtHead(queue))
+        s = quietly(config, s, fastfailure.FastFailureStopsAtHead(queue))
     assert visited == order
     # From 4.3.1 END_TRANSACTION has its own queue; from 5.3.2 RECALL_MESSAGE shares the send queue
     # (before, no processor: the admin executor's default processor serves it).
@@ -769,7 +765,7 @@ def test_corner_30_deficient_means_exactly_zero_available(pool_size: int, defici
     config = pooled_broker(transient_store_pool_size=pool_size)
     s = writer_holds_put_lock(config, initial_state(config))
     assert s.available_buffers == tuple(range(1, pool_size))
-    s = step(config, s, arrives(1))
+    s = quietly(config, s, arrives(1))
     assert dispatch_choice(config, s, 1) is (remoting.DispatchRejectsRequest if deficient else remoting.DispatchCreatesTask)
 
 
@@ -787,7 +783,7 @@ def test_corner_30_the_pool_is_used_under_the_versions_predicate(profile: Profil
     s = writer_holds_put_lock(config, initial_state(config))
     assert s.files == (MappedFile(0, 0, 0, 0 if used else None),)
     assert is_transient_store_pool_deficient(s.available_buffers, config.pool_enabled) is used
-    s = step(config, s, arrives(1))
+    s = quietly(config, s, arrives(1))
     assert dispatch_choice(config, s, 1) is (remoting.DispatchRejectsRequest if used else remoting.DispatchCreatesTask)
 
 
@@ -799,20 +795,20 @@ def test_corner_30_a_disabled_pool_counts_integer_max_value() -> None:
 def test_corner_31_borrowing_from_an_empty_pool_returns_null_and_the_put_succeeds() -> None:
     assert borrow_buffer(()) == (None, ())
     config = pooled_broker(send_threads=2, transient_store_pool_size=1, mapped_file_size=1)
-    s = play(config, initial_state(config), arrives(0), *new_worker(0), arrives(1), *new_worker(1))
-    s = step(config, enters_put_lock(config, s, 0), workers.WorkerAppendsAndUnlocks(SEND, 0))
-    s = step(config, enters_put_lock(config, s, 1), workers.WorkerAppendsAndUnlocks(SEND, 1))
+    s = quietly(config, initial_state(config), arrives(0), *new_worker(0), arrives(1), *new_worker(1))
+    s, first = step(config, enters_put_lock(config, s, 0), workers.WorkerAppendsAndUnlocks(SEND, 0))
+    s, second = step(config, enters_put_lock(config, s, 1), workers.WorkerAppendsAndUnlocks(SEND, 1))
     assert s.files == (MappedFile(0, 1, 0, 0), MappedFile(1, 1, 0, None))
-    assert [r.code for r in s.responses] == [ResponseCode.SUCCESS, ResponseCode.SUCCESS]
+    assert [r.code for r in first.responses + second.responses] == [ResponseCode.SUCCESS, ResponseCode.SUCCESS]
 
 
 def _one_full_file_per_send(config: BrokerConfig, sends: int) -> BrokerState:
     """``sends`` sends, one after another on send thread 0, each filling a one-message file."""
     s = writer_holds_put_lock(config, initial_state(config))
-    s = step(config, s, workers.WorkerAppendsAndUnlocks(SEND, 0))
+    s, _ = step(config, s, workers.WorkerAppendsAndUnlocks(SEND, 0))
     for _ in range(sends - 1):
-        s = play(config, s, arrives(1), *queued(1), workers.WorkerTakesTask(SEND, 0))
-        s = step(config, enters_put_lock(config, s, 0), workers.WorkerAppendsAndUnlocks(SEND, 0))
+        s = quietly(config, s, arrives(1), *queued(1), workers.WorkerTakesTask(SEND, 0))
+        s, _ = step(config, enters_put_lock(config, s, 0), workers.WorkerAppendsAndUnlocks(SEND, 0))
     return s
 
 
@@ -821,33 +817,33 @@ def test_corner_32_buffers_are_lent_last_in_first_out() -> None:
     assert initial_state(config).available_buffers == (0, 1, 2)  # init offers at the tail
     s = _one_full_file_per_send(config, 2)
     assert s.available_buffers == (2,)
-    s = play(config, s, commitservice.CommitServiceCommits(), commitservice.CommitServiceReturnsBuffer())
-    s = play(config, s, commitservice.CommitServiceCommits(), commitservice.CommitServiceReturnsBuffer())
+    s = quietly(config, s, commitservice.CommitServiceCommits(), commitservice.CommitServiceReturnsBuffer())
+    s = quietly(config, s, commitservice.CommitServiceCommits(), commitservice.CommitServiceReturnsBuffer())
     assert s.available_buffers == (1, 0, 2)
-    s = play(config, s, arrives(1), *queued(1), workers.WorkerTakesTask(SEND, 0))
+    s = quietly(config, s, arrives(1), *queued(1), workers.WorkerTakesTask(SEND, 0))
     s = enters_put_lock(config, s, 0)
     assert s.files[-1].write_buffer == 1  # the most recently returned
 
 
 def test_corner_33_a_buffer_returns_only_when_its_file_is_fully_committed() -> None:
     config = pooled_broker(transient_store_pool_size=2, mapped_file_size=2)
-    s = step(config, writer_holds_put_lock(config, initial_state(config)), workers.WorkerAppendsAndUnlocks(SEND, 0))
-    s = step(config, s, commitservice.CommitServiceCommits())
+    s, _ = step(config, writer_holds_put_lock(config, initial_state(config)), workers.WorkerAppendsAndUnlocks(SEND, 0))
+    s = quietly(config, s, commitservice.CommitServiceCommits())
     assert s.files == (MappedFile(0, 1, 1, 0),)
     assert not enabled(config, s, commitservice.CommitServiceReturnsBuffer())
-    s = play(config, s, arrives(1), *queued(1), workers.WorkerTakesTask(SEND, 0))
-    s = step(config, enters_put_lock(config, s, 0), workers.WorkerAppendsAndUnlocks(SEND, 0))
-    s = play(config, s, commitservice.CommitServiceCommits(), commitservice.CommitServiceReturnsBuffer())
+    s = quietly(config, s, arrives(1), *queued(1), workers.WorkerTakesTask(SEND, 0))
+    s, _ = step(config, enters_put_lock(config, s, 0), workers.WorkerAppendsAndUnlocks(SEND, 0))
+    s = quietly(config, s, commitservice.CommitServiceCommits(), commitservice.CommitServiceReturnsBuffer())
     assert s.files == (MappedFile(0, 2, 2, None),) and s.available_buffers == (0, 1)  # the last file stays
 
 
 def test_corner_37_one_file_per_commit_and_the_boundary_takes_another_step() -> None:
     config = pooled_broker(transient_store_pool_size=3, mapped_file_size=1)
     s = _one_full_file_per_send(config, 2)
-    s = step(config, s, commitservice.CommitServiceCommits())
+    s = quietly(config, s, commitservice.CommitServiceCommits())
     assert s.files == (MappedFile(0, 1, 1, 0), MappedFile(1, 1, 0, 1))
     assert not enabled(config, s, commitservice.CommitServiceCommits())
-    s = play(config, s, commitservice.CommitServiceReturnsBuffer(), commitservice.CommitServiceCommits())
+    s = quietly(config, s, commitservice.CommitServiceReturnsBuffer(), commitservice.CommitServiceCommits())
     assert s.files == (MappedFile(1, 1, 1, 1),) and s.available_buffers == (0, 2)
 
 
@@ -882,9 +878,9 @@ def test_corner_38_which_broker_codes_a_send_retries(
 def test_corner_38_pc_synchronized_is_retried_in_every_version_reject_only_from_5_3_0(profile: Profile) -> None:
     config = small_broker(profile, send_threads=2)
     s = writer_holds_put_lock(config, initial_state(config))
-    s = play(config, s, arrives(1), remoting.DispatchCreatesTask(1), environment.ClockAdvances(1001), remoting.DispatchStartsWorker(1))
-    s = play(config, s, workers.WorkerFindsPageCacheBusy(SEND, 1), arrives(1), remoting.DispatchRejectsRequest(1))
-    pc_synchronized, reject = s.responses
+    s = quietly(config, s, arrives(1), remoting.DispatchCreatesTask(1), environment.ClockAdvances(1001), remoting.DispatchStartsWorker(1))
+    s, out = play(config, s, workers.WorkerFindsPageCacheBusy(SEND, 1), arrives(1), remoting.DispatchRejectsRequest(1))
+    pc_synchronized, reject = out.responses
     assert pc_synchronized.kind is ResponseKind.PC_SYNCHRONIZED and reject.kind is ResponseKind.REJECT_REQUEST
     assert retries_on_broker_code(profile, SendMode.SYNC, pc_synchronized.code)
     assert retries_on_broker_code(profile, SendMode.SYNC, reject.code) is (profile.version == "5.3.3")

@@ -34,7 +34,7 @@ from spec.codes import RequestCode, ResponseCode, ResponseKind
 from spec.config import BrokerConfig, RateLimitConfig, broker_config
 from spec.profiles import PROFILES, ExecutorName
 from spec.putlock import HA_SERVICE
-from spec.state import FastFailurePhase
+from spec.state import FastFailurePhase, Outputs
 
 SEND, PULL = ExecutorName.SEND, ExecutorName.PULL
 VERSIONS = sorted(PROFILES)
@@ -65,13 +65,20 @@ def _steps(broker: Broker, step: Any) -> list[Action]:
     return taken
 
 
+def _fast_failure_steps(broker: Broker) -> list[tuple[Action, Outputs]]:
+    """One whole run of the (due) fast-failure task: each action it took, with that step's outputs."""
+    first = broker.step_fast_failure()
+    assert first == FastFailureStartsRun(), f"no run was due: {first}"
+    taken: list[tuple[Action, Outputs]] = [(first, broker.outputs)]
+    while broker.observe().fast_failure_phase is not FastFailurePhase.IDLE:
+        if (action := broker.step_fast_failure()) is not None:
+            taken.append((action, broker.outputs))
+    return taken
+
+
 def _fast_failure_run(broker: Broker) -> list[Action]:
     """One whole run of the (due) fast-failure task."""
-    taken = [broker.step_fast_failure()]
-    assert taken == [FastFailureStartsRun()], f"no run was due: {taken}"
-    while broker.observe().fast_failure_phase is not FastFailurePhase.IDLE:
-        taken.append(broker.step_fast_failure())
-    return [a for a in taken if a is not None]
+    return [a for a, _ in _fast_failure_steps(broker)]
 
 
 def _dispatch(broker: Broker, code: RequestCode = RequestCode.SEND_MESSAGE, *, io: int = 0, oneway: bool = False) -> list[Action]:
@@ -188,7 +195,8 @@ def test_phase_one_drains_the_busy_send_queue_before_phase_two() -> None:
     _dispatch(broker, RequestCode.PULL_MESSAGE)  # request 4 on the pull thread
     _dispatch(broker, RequestCode.PULL_MESSAGE)  # request 5 queued for pull
     broker.clock_advances(11)  # busy: held 11 ms > 10 ms
-    assert _fast_failure_run(broker) == [
+    steps = _fast_failure_steps(broker)
+    assert [a for a, _ in steps] == [
         FastFailureStartsRun(),
         FastFailureDrainsBusySendQueue(),
         FastFailureDropsForeignElement(),
@@ -203,6 +211,14 @@ def test_phase_one_drains_the_busy_send_queue_before_phase_two() -> None:
         (3, "[PCBUSY_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: 11ms, size of queue: 0"),
         (5, "[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: 11ms, size of queue: 0"),
     ]
+    cancelled = [
+        r.request_id
+        for a, out in steps
+        if isinstance(a, FastFailureCleansExpiredHead)
+        for r in out.responses
+        if r.kind is ResponseKind.TIMEOUT_CLEAN_QUEUE
+    ]
+    assert cancelled == [5], "only phase 2 sets stopRun"
     assert 5 not in broker.observe().requests_inside(), "phase 2 removed the task it answered"
 
 
