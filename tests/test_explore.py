@@ -12,7 +12,7 @@ from traces.cli import main
 from properties.explore import explore
 from spec.remoting import RequestArrives
 from spec.codes import RequestCode
-from spec.invariants import SOMETIMES, settles_once_arrivals_stop
+from spec.invariants import SOMETIMES, known_defects, settles_once_arrivals_stop
 from spec.machine import step
 from properties.models import MODELS
 from spec.profiles import PROFILES
@@ -55,6 +55,8 @@ def test_exploration_counts_verdicts_and_reachability(profile: str) -> None:
         assert result.liveness_checked == result.states
         reached |= {k for k, v in result.sometimes.items() if v}
     assert reached == {c.name for c in SOMETIMES}, f"never reached: {sorted({c.name for c in SOMETIMES} - reached)}"
+    broken_anywhere = set().union(*EXPECTED_BROKEN[profile].values())
+    assert known_defects(PROFILES[profile]) == broken_anywhere, "the checkers' known defects are what exploration finds"
 
 
 @pytest.mark.parametrize("profile", ["4.3.2", "5.3.3"])

@@ -1,0 +1,131 @@
+"""The partial replay: traces below ``full`` are judged by search, with a witness for every conformant one."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spec.invariants import known_defects
+from traces.checking.partial import Budgets, PartialResult, replay_partial, witness_records
+from traces.checking.replay import replay_records
+from traces.format.project import project
+from traces.format.read import raw_records
+from traces.format.records import HEADER_KIND, RESPONSE_KIND, Observation, header_from_record
+from traces.recording.record import record_workload
+
+#: Small budgets: a test trace is short, and a search that needs more is a finding to look at.
+BUDGETS = Budgets(candidates=5_000, steps=2_000_000, seconds=60)
+
+
+def _recorded(tmp_path: Path, workload: str, profile: str, events: int, seed: int = 0) -> list[dict[str, Any]]:
+    out = tmp_path / f"{workload}-{profile}-{seed}.jsonl"
+    record_workload(out, workload, profile, events, seed=seed)
+    return [r for _, r in raw_records(out)]
+
+
+def _search(records: list[dict[str, Any]], level: Observation) -> tuple[list[dict[str, Any]], PartialResult]:
+    projected = list(project(records, level))
+    return projected, replay_partial(header_from_record(projected[0]), projected[1:], BUDGETS)
+
+
+def _witness_follows_the_spec(projected: list[dict[str, Any]], result: PartialResult) -> None:
+    """The witness is a full trace the ordinary replay follows to its end; any claim it breaks is a
+    defect the profile's own code has."""
+    header = header_from_record(projected[0])
+    (replayed,) = replay_records(witness_records(header, result))
+    assert replayed.divergence is None or replayed.divergence.kind == "claim broken", replayed.divergence
+    if replayed.divergence is not None:
+        assert set(replayed.divergence.observed.split(", ")) <= known_defects(header.config.profile)
+
+
+@pytest.mark.parametrize("profile", ["4.3.2", "4.9.8", "5.3.3"])
+@pytest.mark.parametrize("workload", ["steady", "full-send-queue", "slow-disk", "pool-exhaustion", "retry-storm-limited", "faults"])
+def test_a_recorded_trace_projected_to_queues_is_conformant_with_a_witness(tmp_path: Path, workload: str, profile: str) -> None:
+    projected, result = _search(_recorded(tmp_path, workload, profile, 300), Observation.QUEUES)
+    assert result.verdict == "conformant", result.detail
+    assert result.events == len(projected) - 1
+    _witness_follows_the_spec(projected, result)
+
+
+def test_projection_keeps_every_response_and_numbers_events_without_gaps(tmp_path: Path) -> None:
+    records = _recorded(tmp_path, "slow-disk", "5.3.3", 200)
+    answers = Counter((r["request_id"], r["code"]) for e in records for r in e.get("responses") or ())
+    for level in (Observation.QUEUES, Observation.BLACK_BOX):
+        projected = list(project(records, level))
+        assert projected[0]["kind"] == HEADER_KIND and projected[0]["observation"] == level.value
+        assert [e["seq"] for e in projected[1:]] == list(range(1, len(projected)))
+        assert Counter((r["request_id"], r["code"]) for e in projected for r in e.get("responses") or ()) == answers
+        if level is Observation.BLACK_BOX:
+            assert {e["kind"] for e in projected[1:]} == {"RequestArrives", RESPONSE_KIND}
+            assert all(e["io_thread"] is None for e in projected[1:] if e["kind"] == "RequestArrives")
+
+
+def test_projection_refuses_to_go_up(tmp_path: Path) -> None:
+    queues = list(project(_recorded(tmp_path, "steady", "5.3.3", 50), Observation.QUEUES))
+    with pytest.raises(ValueError, match="cannot be projected up"):
+        list(project(queues, Observation.FULL))
+
+
+def test_a_small_black_box_trace_is_conformant_with_a_witness(tmp_path: Path) -> None:
+    projected, result = _search(_recorded(tmp_path, "steady", "5.3.3", 6), Observation.BLACK_BOX)
+    assert result.verdict == "conformant", result.detail
+    _witness_follows_the_spec(projected, result)
+
+
+def _other_code(code: int) -> int:
+    """An answer no code path writes in place of ``code``: SYSTEM_BUSY (2) with another path's remark,
+    or SUCCESS to a request the trace shows refused. (SYSTEM_ERROR would not do: an exception inside
+    the put lock, which the search allows, answers it to any send.)"""
+    return 2 if code != 2 else 0
+
+
+def _first_answered(projected: list[dict[str, Any]]) -> int:
+    return next(i for i, e in enumerate(projected) if e.get("responses"))
+
+
+def test_an_answer_no_run_writes_is_a_violation_that_names_the_event(tmp_path: Path) -> None:
+    projected = list(project(_recorded(tmp_path, "full-send-queue", "5.3.3", 300), Observation.QUEUES))
+    i = _first_answered(projected)
+    response = projected[i]["responses"][0]
+    projected[i] = {**projected[i], "responses": [{**response, "code": _other_code(response["code"])}]}
+    result = replay_partial(header_from_record(projected[0]), projected[1:], BUDGETS)
+    assert result.verdict == "violation"
+    assert f"seq {projected[i]['seq']} " in result.detail and "no run of the spec explains it" in result.detail
+    assert f"opaque {response['request_id']}" in result.detail
+    assert result.witness == ()
+
+
+def test_a_budget_that_runs_out_is_inconclusive_and_named(tmp_path: Path) -> None:
+    projected = list(project(_recorded(tmp_path, "slow-disk", "5.3.3", 300), Observation.QUEUES))
+    result = replay_partial(header_from_record(projected[0]), projected[1:], Budgets(candidates=5_000, steps=50, seconds=60))
+    assert result.verdict == "inconclusive" and "steps budget" in result.detail and result.witness == ()
+
+
+@settings(max_examples=6, deadline=None)
+@given(
+    workload=st.sampled_from(["steady", "bursts", "full-send-queue", "many-topics", "retry-storm"]),
+    seed=st.integers(0, 1000),
+    mutate=st.integers(0, 10_000),
+)
+def test_random_recordings_projected_are_explained_and_a_changed_answer_never_is(
+    tmp_path_factory: pytest.TempPathFactory, workload: str, seed: int, mutate: int
+) -> None:
+    """Record a random run of the reference, project it: the search finds a witness. Change one
+    observed answer: it finds none, or runs out of budget; it never calls it conformant."""
+    records = _recorded(tmp_path_factory.mktemp("rec"), workload, "5.3.3", 150, seed)
+    projected, result = _search(records, Observation.QUEUES)
+    assert result.verdict == "conformant", result.detail
+    _witness_follows_the_spec(projected, result)
+    answered = [i for i, e in enumerate(projected) if e.get("responses")]
+    if not answered:
+        return
+    i = answered[mutate % len(answered)]
+    response = projected[i]["responses"][0]
+    projected[i] = {**projected[i], "responses": [{**response, "code": _other_code(response["code"])}]}
+    mutated = replay_partial(header_from_record(projected[0]), projected[1:], BUDGETS)
+    assert mutated.verdict in ("violation", "inconclusive"), mutated

@@ -1,0 +1,323 @@
+"""The partial replay: is there a run of the spec whose observable part is this trace?
+
+A trace observed at ``queues`` or ``black-box`` level leaves steps out: the put path, the commit
+service and the HA service at ``queues``; everything but arrivals and the responses on the wire
+at ``black-box`` (:data:`traces.format.records.LEVEL_KINDS`). The replay keeps the set of spec
+states that can explain the trace so far (*candidates*, deduplicated: the spec's state holds no
+history, so runs that leave the broker alike coincide) and, for each observed event:
+
+1. *saturates* the candidates with the hidden steps the spec allows before the event's ``ts``:
+   hidden thread steps that write nothing, and time passing;
+2. keeps the candidates in which the event is a step the spec allows, writing exactly the
+   responses the event records. A ``Response`` event is a hidden step that wrote that response
+   (a send's SUCCESS, written inside the put path at ``queues``; any answer at ``black-box``).
+   A hidden step that writes a response happens only as such an event: the wire shows every
+   response, so one written where the trace shows none is not a run of this trace.
+
+Time. Hidden steps may happen at any millisecond between two observed events, and where they
+happen matters (a writer stamps ``beginTimeInLock`` with the time it takes the lock; a task is
+stamped when it is created). The saturation explores that exactly: while a hidden thread step is
+enabled, time advances one millisecond at a time, and each millisecond is a branch. When no hidden
+step is enabled, nothing hidden can happen until a guard that reads the clock changes: the next
+fast-failure run (hidden at ``black-box`` only); the other clock guards come in complementary
+pairs on a thread that already has a step enabled (busy or not at the put check and at dispatch,
+admit or throttle at the limiter). So the clock jumps straight to the next fast-failure run or
+the event's ``ts``, whichever is first: no run is lost, and idle gaps cost one step.
+
+Verdicts. *conformant* comes with a witness: the full run of the spec the search found, which
+:func:`witness_records` writes as a ``full`` trace that the ordinary replay accepts. *violation*
+only when the search was exhaustive and no candidate is left: the result names the first event no
+candidate explains and shows the candidates it had. *inconclusive* when a budget ran out
+(:class:`Budgets`): the result names the budget and the event.
+
+What the search assumes of the environment: requests arrive only as the trace says; no operator
+changes a setting, no broker code submits a foreign task, the HA service does not take the put
+lock, and the limiter's pool does not reject, unless the trace shows it (these are visible at
+``queues``). The one fault searched for is an exception inside the put lock that is answered
+(it writes SYSTEM_ERROR, so the trace shows where); a silent one (a oneway send's) is not.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from spec.actors import Action
+from spec.config import BrokerConfig
+from spec.environment import ClockAdvances
+from spec.fastfailure import FastFailureStartsRun
+from spec.machine import ActionNotEnabled, Environment, candidate_actions, enabled, step
+from spec.remoting import RequestArrives
+from spec.state import BrokerState, FastFailurePhase, Response, initial_state
+from traces.format.records import (
+    HEADER_KIND,
+    LEVEL_KINDS,
+    RESPONSE_KIND,
+    Observation,
+    RecordedResponse,
+    TraceHeader,
+    action_from_record,
+    event_record,
+    header_record,
+    responses_from_record,
+)
+
+#: The environment of the hidden steps: no arrivals, no clock (the search moves it), the answered
+#: fault inside the put lock allowed (see the module docstring).
+_HIDDEN_ENV = Environment(requests=(), max_requests=0, clock_steps=(), max_elapsed_ms=0, exceptions_in_lock=True)
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """Limits of one trace's search; running out makes the verdict inconclusive, never a violation."""
+
+    candidates: int = 20_000  # candidate states kept after any one event
+    steps: int = 5_000_000  # spec steps tried over the whole trace
+    seconds: float = 120.0  # wall time for the trace
+
+
+@dataclass(frozen=True)
+class _Node:
+    """A candidate's history: the step that reached it, and the node before (a shared linked list)."""
+
+    previous: _Node | None
+    action: Action
+    ts: int
+    responses: tuple[Response, ...]
+
+
+@dataclass(frozen=True)
+class PartialResult:
+    """The outcome of the partial replay of one trace."""
+
+    trace_id: str
+    verdict: str  # "conformant" | "violation" | "inconclusive"
+    events: int  # observed events explained
+    max_candidates: int  # the largest candidate set after an event
+    median_candidates: float
+    steps: int  # spec steps tried
+    detail: str = ""  # the violation or the budget that ran out, for a person
+    witness: tuple[tuple[Action, int, tuple[RecordedResponse, ...]], ...] = ()  # (action, ts, responses) of a full run
+    opaques: tuple[int, ...] = ()  # the trace's opaque of each request, in arrival order
+
+
+class _OutOfBudget(Exception):
+    pass
+
+
+class PartialReplay:
+    """The search over one trace (see the module docstring)."""
+
+    def __init__(self, header: TraceHeader, budgets: Budgets = Budgets()) -> None:
+        if header.observation is Observation.FULL:
+            raise ValueError("the partial replay is for traces below 'full'; use the replay")
+        self.header = header
+        self.config: BrokerConfig = header.config
+        self.budgets = budgets
+        self.visible = LEVEL_KINDS[header.observation]
+        self.candidates: dict[BrokerState, _Node | None] = {initial_state(self.config): None}
+        self.id_of: dict[int, int] = {}  # opaque -> the spec's request id (arrivals are always visible)
+        self.opaque_of: dict[int, int] = {}
+        self.steps = 0
+        self.sizes: list[int] = []
+        self.events = 0
+        self.started = time.monotonic()
+
+    # -- the search ------------------------------------------------------------------------------
+
+    def _hidden(self, a: Action) -> bool:
+        return type(a).__name__ not in self.visible
+
+    def _step(self, s: BrokerState, a: Action) -> tuple[BrokerState, tuple[Response, ...]] | None:
+        self.steps += 1
+        if self.steps > self.budgets.steps:
+            raise _OutOfBudget(f"steps budget ({self.budgets.steps} spec steps) ran out")
+        try:
+            after, out = step(self.config, s, a)
+        except ActionNotEnabled:
+            return None
+        return after, out.responses
+
+    def _clock_guard_due(self, s: BrokerState) -> int | None:
+        """When a hidden step could next become enabled by time alone: a due fast-failure run, if hidden."""
+        if s.fast_failure_phase is FastFailurePhase.IDLE and FastFailureStartsRun.__name__ not in self.visible:
+            return s.fast_failure_next_run
+        return None
+
+    def _saturate(self, ts: int) -> dict[BrokerState, _Node | None]:
+        """Every state reachable from the candidates by silent hidden steps and time, up to ``ts``."""
+        seen: dict[BrokerState, _Node | None] = dict(self.candidates)
+        work = list(seen)
+        while work:
+            if time.monotonic() - self.started > self.budgets.seconds:
+                raise _OutOfBudget(f"time budget ({self.budgets.seconds:g} s) ran out")
+            s = work.pop()
+            node = seen[s]
+            moved = False
+            for a in candidate_actions(self.config, s, _HIDDEN_ENV):
+                if not self._hidden(a) or not enabled(self.config, s, a):
+                    continue
+                moved = True
+                taken = self._step(s, a)
+                if taken is None or taken[1]:  # a hidden step that writes must be a Response event
+                    continue
+                after, _ = taken
+                if after not in seen:
+                    seen[after] = _Node(node, a, after.now, ())
+                    work.append(after)
+            if s.now < ts:
+                target = s.now + 1
+                if not moved:
+                    due = self._clock_guard_due(s)
+                    target = ts if due is None or due <= s.now else min(ts, due)
+                taken = self._step(s, ClockAdvances(target - s.now))
+                if taken is not None and taken[0] not in seen:
+                    seen[taken[0]] = node
+                    work.append(taken[0])
+            if len(seen) > self.budgets.candidates * 20:
+                raise _OutOfBudget(f"candidates budget ({self.budgets.candidates} states) ran out while saturating")
+        return {s: n for s, n in seen.items() if s.now == ts}
+
+    def _observed(self, s: BrokerState, record: Mapping[str, Any]) -> Iterator[Action]:
+        """The spec actions the event may be in state ``s``."""
+        kind = record["kind"]
+        if kind == RESPONSE_KIND:
+            yield from (a for a in candidate_actions(self.config, s, _HIDDEN_ENV) if self._hidden(a))
+        elif kind == RequestArrives.__name__ and record.get("io_thread") is None:  # black-box: any idle thread
+            for io in range(len(s.io_threads)):
+                yield RequestArrives(io, *_arrival(record))
+        else:
+            yield action_from_record(record)
+
+    def feed(self, record: Mapping[str, Any]) -> PartialResult | None:
+        """Explain one observed event (in seq order); a result once the trace is decided."""
+        ts: int = record["ts"]
+        recorded = responses_from_record(record)
+        # A recorded ClockAdvances is the clock's own step: the state before it is ms earlier.
+        before = ts - record["ms"] if record["kind"] == ClockAdvances.__name__ else ts
+        try:
+            pool = self._saturate(before)
+            if record["kind"] == RequestArrives.__name__:
+                self._number(record["request_id"], pool)
+            expected = [(self.id_of.get(r.request_id), r.code, r.remark) for r in recorded]
+            kept: dict[BrokerState, _Node | None] = {}
+            for s, node in pool.items():
+                for a in self._observed(s, record):
+                    taken = self._step(s, a)
+                    if taken is None or not _same(taken[1], expected):
+                        continue
+                    after, written = taken
+                    if after not in kept:
+                        kept[after] = _Node(node, a, ts, written)
+                if len(kept) > self.budgets.candidates:
+                    raise _OutOfBudget(f"candidates budget ({self.budgets.candidates} states) ran out")
+        except _OutOfBudget as e:
+            return self._result("inconclusive", f"seq {record['seq']}: {e}")
+        if not kept:
+            return self._result("violation", self._explain(record, pool, recorded))
+        self.candidates = kept
+        self.sizes.append(len(kept))
+        self.events += 1
+        return None
+
+    def _number(self, opaque: int, pool: Mapping[BrokerState, object]) -> None:
+        """Arrivals are visible at every level, so every candidate numbers the request alike."""
+        ids = {s.next_request_id for s in pool}
+        if len(ids) == 1:
+            (spec_id,) = ids
+            self.id_of[opaque] = spec_id
+            self.opaque_of[spec_id] = opaque
+
+    def end(self) -> PartialResult:
+        """The verdict once every event was explained: conformant, with a witness."""
+        return self._result("conformant", "")
+
+    # -- results -----------------------------------------------------------------------------------
+
+    def _result(self, verdict: str, detail: str) -> PartialResult:
+        sizes = sorted(self.sizes) or [len(self.candidates)]
+        witness: tuple[tuple[Action, int, tuple[RecordedResponse, ...]], ...] = ()
+        if verdict == "conformant":
+            node = next(iter(self.candidates.values()))
+            path: list[tuple[Action, int, tuple[RecordedResponse, ...]]] = []
+            while node is not None:
+                wire = tuple(RecordedResponse(self.opaque_of[r.request_id], int(r.code), r.remark) for r in node.responses)
+                path.append((node.action, node.ts, wire))
+                node = node.previous
+            witness = tuple(reversed(path))
+        return PartialResult(
+            self.header.trace_id,
+            verdict,
+            self.events,
+            max(sizes),
+            float(sizes[len(sizes) // 2]),
+            self.steps,
+            detail,
+            witness,
+            tuple(self.opaque_of[i] for i in sorted(self.opaque_of)),
+        )
+
+    def _explain(
+        self, record: Mapping[str, Any], pool: Mapping[BrokerState, object], recorded: Sequence[RecordedResponse]
+    ) -> str:
+        """What the event needed, and what the candidates held (the fields a dispatch or put reads)."""
+        shown = [_summary(s) for s in list(pool)[:3]]
+        needs = "a hidden step writing " if record["kind"] == RESPONSE_KIND else f"{record['kind']} writing "
+        answer = "; ".join(f"opaque {r.request_id}: code {r.code} {r.remark!r}" for r in recorded) or "nothing"
+        return (
+            f"seq {record['seq']} ts {record['ts']}: no run of the spec explains it: it needs {needs}{answer}. "
+            f"{len(pool)} candidate state(s) at ts {record['ts']}" + ("; e.g. " + " | ".join(shown) if shown else "")
+        )
+
+
+def _arrival(record: Mapping[str, Any]) -> tuple[Any, ...]:
+    a = action_from_record({**record, "io_thread": 0})
+    assert isinstance(a, RequestArrives)
+    return a.code, a.topic, a.oneway
+
+
+def _same(written: tuple[Response, ...], expected: Sequence[tuple[int | None, int, str | None]]) -> bool:
+    """The responses a step wrote are the ones recorded (a spec remark of None, an exception's text, matches any)."""
+    if len(written) != len(expected):
+        return False
+    return all(
+        r.request_id == i and int(r.code) == code and (r.remark is None or r.remark == remark)
+        for r, (i, code, remark) in zip(written, expected)
+    )
+
+
+def _summary(s: BrokerState) -> str:
+    heads = ", ".join(
+        f"{e.name.value} queue {len(e.queue)}" + (f" head {q.request.id}" if (q := e.queue[0] if e.queue else None) is not None and hasattr(q, "request") else "")
+        for e in s.executors
+    )
+    return f"now={s.now} lock={s.lock.holder} begin={s.lock.begin_time_in_lock} pool={len(s.available_buffers)} {heads}"
+
+
+def replay_partial(header: TraceHeader, events: Iterable[Mapping[str, Any]], budgets: Budgets = Budgets()) -> PartialResult:
+    """Search one trace's events (in seq order) against its header."""
+    search = PartialReplay(header, budgets)
+    for record in events:
+        result = search.feed(record)
+        if result is not None:
+            return result
+    return search.end()
+
+
+def witness_records(header: TraceHeader, result: PartialResult) -> Iterator[dict[str, Any]]:
+    """The witness of a conformant result as the records of a ``full`` trace, with the trace's own opaques."""
+    full = TraceHeader(
+        trace_id=header.trace_id,
+        implementation=header.implementation,
+        implementation_version=header.implementation_version,
+        profile=header.profile,
+        observation=Observation.FULL,
+        config=header.config,
+    )
+    yield header_record(full)
+    opaques = iter(result.opaques)
+    for seq, (action, ts, responses) in enumerate(result.witness, start=1):
+        opaque = next(opaques) if isinstance(action, RequestArrives) else None
+        yield event_record(header.trace_id, seq, ts, action, responses, opaque)
