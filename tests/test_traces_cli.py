@@ -55,10 +55,39 @@ def test_violation_exits_1_with_a_sample(spark: SparkSession, capsys: pytest.Cap
 
 @pytest.mark.spark
 def test_a_replay_divergence_is_shown_with_its_raw_record(spark: SparkSession, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check", str(EXAMPLES / "broken-begin_time_zero_when_lock_free.jsonl"), "--json"]) == 1
+    assert main(["check", str(EXAMPLES / "broken-lock_held_by_one_writer_at_a_time.jsonl"), "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
     [trace] = data["traces"]
     [replay] = [f for f in trace["findings"] if f["rule"] == "replay"]
     assert replay["status"] == "violation"
     raw = json.loads(replay["sample"][0]["raw"])
-    assert raw["seq"] == replay["sample"][0]["seq"] and raw["kind"] == "WorkerThrowsInsideLock"
+    assert raw["seq"] == replay["sample"][0]["seq"] and raw["kind"] == "HaServiceAcquiresPutLock"
+
+
+@pytest.mark.spark
+def test_a_known_defect_of_the_release_is_reported_and_the_replay_conforms(spark: SparkSession, capsys: pytest.CaptureFixture[str]) -> None:
+    """5.3.3's stuck beginTimeInLock after an exception inside the lock is 5.3.3's own behaviour: the
+    replay follows the trace to its end and reports the defect as the release's."""
+    assert main(["check", str(EXAMPLES / "faults-5.3.3.jsonl"), "--json"]) == 1  # the scan rule still flags it
+    [trace] = json.loads(capsys.readouterr().out)["traces"]
+    [replay] = [f for f in trace["findings"] if f["rule"] == "replay"]
+    assert replay["status"] == "pass"
+    assert [s["detail"].split(" (")[0] for s in replay["sample"]] == ["known defect of the release: begin_time_is_zero_when_lock_is_free"]
+
+
+@pytest.mark.spark
+def test_a_projected_trace_is_checked_by_search_and_its_witness_is_a_full_trace_that_conforms(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    full, queues, witness = tmp_path / "full.jsonl", tmp_path / "queues.jsonl", tmp_path / "witness"
+    assert main(["record", "--workload", "slow-disk", "--events", "300", "--profile", "4.9.8", "--out", str(full)]) == 0
+    assert main(["project", str(full), "--level", "queues", "--out", str(queues)]) == 0
+    assert main(["check", str(queues), "--witness", str(witness), "--json"]) == 0
+    [trace] = json.loads(capsys.readouterr().out.split("\n", 2)[-1])["traces"]
+    [replay] = [f for f in trace["findings"] if f["rule"] == "replay"]
+    assert replay["status"] == "pass" and "partial replay at 'queues'" in replay["note"] and "witness run" in replay["note"]
+    [written] = witness.iterdir()
+    assert json.loads(written.read_text().splitlines()[0])["observation"] == "full"
+    assert main(["check", str(written)]) == 0
+    assert main(["project", str(queues), "--level", "black-box", "--out", str(tmp_path / "bb.jsonl")]) == 0
+    assert main(["project", str(queues), "--level", "queues", "--out", str(tmp_path / "same.jsonl")]) == 0

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+
+import pytest
 from typing import Any
 
 import pyarrow.parquet as pq
@@ -12,6 +14,7 @@ import pyarrow.parquet as pq
 from spec.machine import ACTION_TYPES
 from spec.codes import RequestCode
 from spec.profiles import ExecutorName
+import traces.checking.replay as replay_module
 from traces.reporting import docs
 from traces.recording.examples import EXAMPLES
 from traces.format.records import action_from_record, event_record, header_from_record, json_schema
@@ -80,9 +83,28 @@ def test_an_action_the_spec_does_not_allow_is_explained() -> None:
     assert "WorkerTakesTask" in result.divergence.observed and "executors=" in result.divergence.state
 
 
-def test_the_5_3_3_stuck_begin_time_breaks_a_spec_claim_during_replay() -> None:
-    [result] = replay_records(_records("faults-5.3.3.jsonl"))
-    assert result.divergence is not None and "begin_time_is_zero_when_lock_is_free" in result.divergence.observed
+def test_the_5_3_3_stuck_begin_time_is_a_known_defect_and_the_replay_goes_on_to_the_end() -> None:
+    """A broker that behaves exactly like 5.3.3, exception inside the put lock included, follows
+    the spec of 5.3.3: conformant, replayed to its last event, the stuck stamp a known defect."""
+    records = _records("faults-5.3.3.jsonl")
+    [result] = replay_records(records)
+    assert result.verdict == "conformant" and result.divergence is None
+    assert result.events == len(records) - 1
+    [finding] = result.findings
+    assert finding.claim == "begin_time_is_zero_when_lock_is_free" and finding.known
+    assert "lock: holder=send#0" in finding.change and "-> holder=free" in finding.change
+
+
+def test_a_claim_the_release_keeps_is_a_violation_found_without_stopping(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Were the stuck stamp not a defect of the release, the same trace breaks a claim it keeps: a
+    violation, with the replay still followed to the end and the event's raw record attached."""
+    monkeypatch.setattr(replay_module, "known_defects", lambda profile: frozenset())
+    records = _records("faults-5.3.3.jsonl")
+    [result] = replay_records(records)
+    assert result.verdict == "violation" and result.events == len(records) - 1
+    assert result.divergence is not None and result.divergence.kind == "claim broken"
+    assert result.divergence.observed == "begin_time_is_zero_when_lock_is_free" and result.divergence.record
+    assert [f.known for f in result.findings] == [False]
 
 
 def test_parquet_dataset_has_several_row_groups_and_files_and_reads_back(tmp_path: Path) -> None:

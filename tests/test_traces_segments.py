@@ -117,7 +117,9 @@ def test_traces_replay_on_spark_wherever_their_rows_are(spark: SparkSession, tmp
         plan = plan_segments(events, set(events), parallelism=4, min_events=min_events)
         assert replay_on_spark(spark, plan_layout(paths), headers, plan) == expected
         assert replay_here(plan_layout(paths), headers, plan) == expected  # the bench's plain-Python replay
-    assert {r.verdict for r in expected.values()} == {"conformant", "violation"}
+    # The faults trace breaks a claim (the known stuck stamp of 5.3.3): findings survive the cuts too.
+    assert {r.verdict for r in expected.values()} == {"conformant"}
+    assert [f.claim for r in expected.values() for f in r.findings] == ["begin_time_is_zero_when_lock_is_free"]
 
 
 def test_a_job_gives_each_result_when_its_trace_ends_and_drops_its_replay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,7 +14,11 @@ from pathlib import Path
 
 from properties import explore_command
 from spec.profiles import DEFAULT_PROFILE, PROFILES
-from traces.format.read import TraceInputError, validate
+from traces.checking.partial import Budgets
+from traces.format.project import project
+from traces.format.read import TraceInputError, read_records, validate
+from traces.format.records import Observation
+from traces.format.write import TraceWriter
 from traces.recording.record import IMPLEMENTATIONS, WORKLOADS, record_workload
 
 EXIT_INVALID = 2
@@ -29,7 +33,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     check.add_argument("--report", type=Path, help="write an HTML report here")
     check.add_argument("--json", action="store_true", help="print the result as JSON")
     check.add_argument("--no-replay", action="store_true", help="run the rules only")
+    check.add_argument("--witness", type=Path, metavar="DIR", help="write, for each conformant trace below 'full', the spec run that explains it, as a full trace")
+    check.add_argument("--max-candidates", type=int, default=Budgets.candidates, help="partial replay: candidate states kept after an event (default %(default)s)")
+    check.add_argument("--max-steps", type=int, default=Budgets.steps, help="partial replay: spec steps tried per trace (default %(default)s)")
+    check.add_argument("--max-seconds", type=float, default=Budgets.seconds, help="partial replay: seconds per trace (default %(default)s)")
     check.set_defaults(func=run_check_command)
+
+    proj = subparsers.add_parser("project", help="write traces as a lower observation level would have recorded them")
+    proj.add_argument("paths", nargs="+", metavar="PATH", help="JSON Lines / Parquet files, directories or globs")
+    proj.add_argument("--level", required=True, choices=[o.value for o in Observation if o is not Observation.FULL])
+    proj.add_argument("--out", type=Path, required=True, help="*.jsonl, or a directory for a Parquet dataset")
+    proj.set_defaults(func=run_project_command)
 
     record = subparsers.add_parser("record", help="record a workload's trace")
     record.add_argument("--workload", choices=sorted(WORKLOADS), required=True)
@@ -61,12 +75,33 @@ def run_check_command(args: argparse.Namespace) -> int:
     from traces.checking.session import get_spark
 
     spark = get_spark(master=args.master)
-    result = run_check(spark, args.paths, replay=not args.no_replay, series=args.report is not None, validator=validator)
+    budgets = Budgets(args.max_candidates, args.max_steps, args.max_seconds)
+    result = run_check(
+        spark, args.paths, replay=not args.no_replay, series=args.report is not None, validator=validator, budgets=budgets, witness=args.witness
+    )
     if args.report is not None:
         args.report.parent.mkdir(parents=True, exist_ok=True)
         args.report.write_text(to_html(result), encoding="utf-8")
     print(json.dumps(to_json(result), indent=2) if args.json else console(result))
     return result.exit_code
+
+
+def run_project_command(args: argparse.Namespace) -> int:
+    """``flowspec project``."""
+    try:
+        validate(args.paths)
+        with TraceWriter(args.out) as writer:
+            writer.write_all(project((r.data for r in read_records(args.paths)), Observation(args.level)))
+    except TraceInputError as e:
+        print(f"flowspec project: invalid input ({len(e.problems)} file(s)):", file=sys.stderr)
+        for p in e.problems:
+            print(f"  {p}", file=sys.stderr)
+        return EXIT_INVALID
+    except ValueError as e:
+        print(f"flowspec project: {e}", file=sys.stderr)
+        return EXIT_INVALID
+    print(f"wrote {writer.rows_written} records at level {args.level} to {args.out}")
+    return 0
 
 
 def run_record_command(args: argparse.Namespace) -> int:

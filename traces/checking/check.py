@@ -17,8 +17,9 @@ local files with ``--master local[N]`` (as ``flowspec check`` runs), or a file s
 the same path on every node.
 
 Verdicts: **violation** if a rule or the replay found one; **conformant** if no rule broke and
-the replay (which needs observation "full") conformed; otherwise **inconclusive**, naming
-what was missing.
+the replay conformed (a ``full`` trace replayed event by event, a lower one explained by a run
+the partial replay found); otherwise **inconclusive**, naming what was missing (a budget of the
+partial replay, say).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -38,7 +40,9 @@ from traces.format.records import EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, 
 from traces.checking.layout import Layout, Unit, read_unit
 from traces.checking.layout import plan as plan_layout
 from traces.format.read import Validator, validate
-from traces.checking.replay import ReplayResult, not_replayable
+from traces.format.write import TraceWriter
+from traces.checking.partial import Budgets, partial_on_spark
+from traces.checking.replay import ReplayResult
 from traces.checking.segments import plan_segments, replay_on_spark
 from traces.checking.rules import LEVEL_ORDER, RULES, RULES_BY_NAME
 from traces.checking.scan import Events, TraceScan
@@ -239,8 +243,11 @@ def run_check(
     replay: bool = True,
     series: bool = False,
     validator: Validator | None = None,
+    budgets: Budgets = Budgets(),
+    witness: Path | None = None,
 ) -> CheckResult:
-    """Validate ``paths`` (raises TraceInputError), then judge every trace on Spark."""
+    """Validate ``paths`` (raises TraceInputError), then judge every trace on Spark; with ``witness``,
+    write there, as a ``full`` trace, the run of the spec that explains each conformant partial trace."""
     validator = validator or validate(paths)
     headers = validator.header_records()
     # Rules and series: one Spark task per group of whole traces, no shuffle. The coverage (events
@@ -251,7 +258,7 @@ def run_check(
     for task_rows in spark.sparkContext.parallelize(tasks, len(tasks)).mapPartitions(per_task(headers, rules, series)).collect() if tasks else []:
         rows += task_rows
     if replay:
-        rows += [_replay_row(r) for r in _replay(spark, layout, validator, headers)]
+        rows += [_replay_row(r) for r in _replay(spark, layout, validator, headers, budgets, witness)]
     per_trace_events = validator.events_per_trace()
     verdicts = _verdicts(validator, rows, per_trace_events)
     totals: dict[str, dict[str, int]] = {}
@@ -262,10 +269,25 @@ def run_check(
     return CheckResult(verdicts, dict(validator.kinds), totals)
 
 
-def _replay(spark: SparkSession, layout: Layout, validator: Validator, headers: Mapping[str, dict[str, Any]]) -> list[ReplayResult]:
-    """Every trace's replay result: ``full`` traces on Spark (long ones in segments), the others inconclusive here."""
+def _replay(
+    spark: SparkSession,
+    layout: Layout,
+    validator: Validator,
+    headers: Mapping[str, dict[str, Any]],
+    budgets: Budgets,
+    witness: Path | None,
+) -> list[ReplayResult]:
+    """Every trace's replay result: ``full`` traces on Spark (long ones in segments), the others by
+    the partial replay's search (:mod:`traces.checking.partial`), a task a trace."""
     full = {tid for tid, p in validator.traces.items() if p.header.observation is Observation.FULL}
-    results = [not_replayable(p.header) for tid, p in validator.traces.items() if tid not in full]
+    partial = sorted(tid for tid in validator.traces if tid not in full)
+    results: list[ReplayResult] = []
+    for trace_id, (result, records) in sorted(partial_on_spark(spark, layout, headers, partial, budgets, witness is not None).items()):
+        results.append(result)
+        if witness is not None and records:
+            witness.mkdir(parents=True, exist_ok=True)
+            with TraceWriter(witness / f"{_file_name(trace_id)}.jsonl") as writer:
+                writer.write_all(records)
     events_per_trace = {tid: validator.traces[tid].last_seq for tid in full}
     plan = plan_segments(events_per_trace, full, spark.sparkContext.defaultParallelism)
     if plan:
@@ -276,15 +298,25 @@ def _replay(spark: SparkSession, layout: Layout, validator: Validator, headers: 
 def _replay_row(result: ReplayResult) -> dict[str, Any]:
     """A replay result as a finding row."""
     d = result.divergence
+    known = [
+        {"seq": f.seq, "detail": f"known defect of the release: {f.claim} ({f.change})", "raw": ""}
+        for f in result.findings
+        if f.known
+    ]
     return {
         "trace_id": result.trace_id,
         "rule": REPLAY,
         "status": {"conformant": "pass"}.get(result.verdict, result.verdict),
         "checked": result.events,
         "violations": 0 if d is None else 1,
-        "sample": [] if d is None else [{"seq": d.seq, "detail": d.explain(), "raw": d.record}],
+        "sample": ([] if d is None else [{"seq": d.seq, "detail": d.explain(), "raw": d.record}]) + known,
         "note": result.reason or json.dumps(dict(result.actions)),
     }
+
+
+def _file_name(trace_id: str) -> str:
+    """A trace id as a file name: path separators and other odd characters replaced."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in trace_id)
 
 
 def _verdicts(validator: Validator, rows: list[dict[str, Any]], events: Mapping[str, int]) -> list[TraceVerdict]:

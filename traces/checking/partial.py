@@ -39,10 +39,14 @@ lock, and the limiter's pool does not reject, unless the trace shows it (these a
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from spec.actors import Action
 from spec.config import BrokerConfig
@@ -51,17 +55,27 @@ from spec.fastfailure import FastFailureStartsRun
 from spec.machine import ActionNotEnabled, Environment, candidate_actions, enabled, step
 from spec.remoting import RequestArrives
 from spec.state import BrokerState, FastFailurePhase, Response, initial_state
+from traces.checking.layout import Layout, Piece, Unit, read_unit
+from traces.checking.replay import Divergence, ReplayResult
+from traces.checking.segments import result_from_json, result_json
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
 from traces.format.records import (
+    EVENT_COLUMNS,
     HEADER_KIND,
     LEVEL_KINDS,
+    REPEATED_STRINGS,
     RESPONSE_KIND,
-    Observation,
-    RecordedResponse,
-    TraceHeader,
     action_from_record,
     event_record,
+    EventColumns,
+    header_from_record,
     header_record,
+    Observation,
+    RecordedResponse,
     responses_from_record,
+    TraceHeader,
 )
 
 #: The environment of the hidden steps: no arrivals, no clock (the search moves it), the answered
@@ -321,3 +335,48 @@ def witness_records(header: TraceHeader, result: PartialResult) -> Iterator[dict
     for seq, (action, ts, responses) in enumerate(result.witness, start=1):
         opaque = next(opaques) if isinstance(action, RequestArrives) else None
         yield event_record(header.trace_id, seq, ts, action, responses, opaque)
+
+
+# -- On Spark ------------------------------------------------------------------------------------
+
+
+def _trace_records(trace_id: str, pieces: Sequence[Piece]) -> Iterator[dict[str, Any]]:
+    """The events of one trace, in seq order, read from the pieces that hold its rows."""
+    table = read_unit(Unit(tuple(pieces)), EVENT_COLUMNS, dictionary=REPEATED_STRINGS)
+    table = table.filter(pc.and_(pc.equal(table.column("trace_id"), pa.scalar(trace_id)), pc.not_equal(table.column("kind"), HEADER_KIND)))
+    events = EventColumns(table)
+    yield from (events.record(i) for i in range(len(events.seqs)))
+
+
+def as_replay_result(result: PartialResult, level: Observation) -> ReplayResult:
+    """A partial result in the shape ``flowspec check`` reports replays in."""
+    search = f"partial replay at {level.value!r}: candidates median {result.median_candidates:g}, max {result.max_candidates}; {result.steps} spec steps"
+    if result.verdict == "conformant":
+        return ReplayResult(result.trace_id, "conformant", result.events, reason=f"{search}; a witness run of {len(result.witness)} steps")
+    if result.verdict == "violation":
+        seq = int(result.detail.split()[1]) if result.detail.startswith("seq ") else 0
+        divergence = Divergence(result.trace_id, seq, "no run of the spec explains it", "a run of the spec whose observable part is the trace", result.detail, search, "")
+        return ReplayResult(result.trace_id, "violation", result.events, divergence)
+    return ReplayResult(result.trace_id, "inconclusive", result.events, reason=f"{search}; {result.detail}")
+
+
+def partial_on_spark(
+    spark: SparkSession, layout: Layout, headers: Mapping[str, dict[str, Any]], trace_ids: Sequence[str], budgets: Budgets, witness: bool
+) -> dict[str, tuple[ReplayResult, list[dict[str, Any]]]]:
+    """Search every trace of ``trace_ids`` on Spark, one task a trace; each result with its
+    witness's records (empty unless ``witness`` and conformant)."""
+    jobs = [(trace_id, tuple(layout.trace_pieces[trace_id])) for trace_id in trace_ids]
+
+    def run(items: Iterable[tuple[str, tuple[Piece, ...]]]) -> Iterator[tuple[str, str]]:
+        for trace_id, pieces in items:
+            header = header_from_record(headers[trace_id])
+            result = replay_partial(header, _trace_records(trace_id, pieces), budgets)
+            records = list(witness_records(header, result)) if witness and result.verdict == "conformant" else []
+            yield trace_id, json.dumps({"result": result_json(as_replay_result(result, header.observation)), "witness": records})
+
+    found = spark.sparkContext.parallelize(jobs, max(1, len(jobs))).mapPartitions(run).collect() if jobs else []
+    out: dict[str, tuple[ReplayResult, list[dict[str, Any]]]] = {}
+    for trace_id, text in found:
+        data = json.loads(text)
+        out[trace_id] = (result_from_json(data["result"]), data["witness"])
+    return out

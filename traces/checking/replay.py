@@ -26,7 +26,7 @@ from spec.environment import ClockAdvances
 from spec.remoting import RequestArrives
 from spec.codes import ResponseCode
 from spec.config import BrokerConfig
-from spec.invariants import MONITORS, STATE_CLAIMS, broken_state_claims
+from spec.invariants import MONITORS, STATE_CLAIMS, broken_state_claims, known_defects
 from spec.machine import ActionNotEnabled, step
 from spec.state import NO_OUTPUTS, BrokerState, Outputs, Response, initial_state
 from properties.steptable import changed_fields, describe_action, render
@@ -95,6 +95,18 @@ class ReplayResult:
     divergence: Divergence | None = None
     reason: str = ""  # why inconclusive (or, for a segment, why it was not reached)
     actions: tuple[tuple[str, int], ...] = ()  # (kind, count) of the events replayed
+    findings: tuple[ClaimFinding, ...] = ()  # claims the run broke, first break each
+
+
+@dataclass(frozen=True)
+class ClaimFinding:
+    """A claim the replayed run broke. The replay goes on: whether the trace follows the spec of its
+    release and which claims it breaks are two questions."""
+
+    claim: str
+    seq: int  # the first event after which it was broken
+    known: bool  # a defect of the trace's release itself (spec.invariants.known_defects)
+    change: str  # what that event's step changed, before -> after
 
 
 def _render_state(s: BrokerState, names: Iterable[str]) -> str:
@@ -122,6 +134,9 @@ class Replayer:
         self.id_of: dict[int, int] = {}  # opaque -> spec request id
         self.steps = 0
         self.counts: dict[str, int] = {}
+        self.known = known_defects(self.config.profile)
+        self.findings: dict[str, ClaimFinding] = {}
+        self.unexpected: Divergence | None = None  # the first break of a claim the release keeps
 
     def _divergence(self, seq: int, kind: str, expected: str, observed: str, state: str) -> Divergence:
         # The raw record is added by the caller, which holds it (SegmentReplay.add_record).
@@ -174,15 +189,12 @@ class Replayer:
                 self._show(observed),
                 "; ".join(f"{n}: {b} -> {a}" for n, b, a in changed_fields(s, after)),
             )
-        broken = self._broken_claims(s, action, after, out)
-        if broken:
-            return self._divergence(
-                seq,
-                "claim broken",
-                "every claim holds",
-                ", ".join(broken),
-                "; ".join(f"{n}: {b} -> {a}" for n, b, a in changed_fields(s, after)),
-            )
+        for claim in self._broken_claims(s, action, after, out):
+            if claim not in self.findings:
+                change = "; ".join(f"{n}: {b} -> {a}" for n, b, a in changed_fields(s, after))
+                self.findings[claim] = ClaimFinding(claim, seq, claim in self.known, change)
+                if claim not in self.known and self.unexpected is None:
+                    self.unexpected = self._divergence(seq, "claim broken", "every claim the release keeps holds", claim, change)
         self._advance(after)
         return None
 
@@ -239,8 +251,14 @@ class Replayer:
         return broken
 
     def conclude(self, n: int) -> ReplayResult:
-        """The result after ``n`` checked events with no divergence."""
-        return ReplayResult(self.header.trace_id, "conformant", n, actions=self.actions())
+        """The result after ``n`` checked events the spec followed: a violation if a claim the release
+        keeps was broken, else conformant; every broken claim is a finding either way."""
+        verdict = "conformant" if self.unexpected is None else "violation"
+        return ReplayResult(self.header.trace_id, verdict, n, self.unexpected, actions=self.actions(), findings=self.result_findings())
+
+    def result_findings(self) -> tuple[ClaimFinding, ...]:
+        """The claims broken so far, in the order they broke."""
+        return tuple(sorted(self.findings.values(), key=lambda f: f.seq))
 
     def actions(self) -> tuple[tuple[str, int], ...]:
         """(kind, count) of the events replayed so far."""
@@ -298,8 +316,9 @@ class SegmentReplay:
         self, seq: int, kind: str, ts: int, action: Action | None, opaque: int | None, responses: Sequence[RecordedResponse]
     ) -> bool:
         """Take the next event, given by its fields (see :meth:`Replayer.apply`; ignored once the
-        segment has a result); True if it diverged, and then the caller adds its raw record with
-        :meth:`add_record` (only the caller holds it, and only a divergence needs it)."""
+        segment has a result); True if it diverged or first broke a claim the release keeps, and then
+        the caller adds its raw record with :meth:`add_record` (only the caller holds it, and only
+        a divergence needs it)."""
         if self.result is not None:
             return False
         if seq < self.first_seq:
@@ -309,14 +328,26 @@ class SegmentReplay:
         self.checked += 1
         divergence = self.replayer.apply(seq, kind, ts, action, opaque, responses)
         if divergence is None:
-            return False
-        self.result = ReplayResult(self.replayer.header.trace_id, "violation", self.checked, divergence, actions=self.replayer.actions())
+            unexpected = self.replayer.unexpected
+            return unexpected is not None and unexpected.seq == seq and not unexpected.record
+        self.result = ReplayResult(
+            self.replayer.header.trace_id,
+            "violation",
+            self.checked,
+            divergence,
+            actions=self.replayer.actions(),
+            findings=self.replayer.result_findings(),
+        )
         return True
 
     def add_record(self, record: Mapping[str, Any]) -> None:
-        """Put the raw record of the event that diverged into the result's divergence."""
-        assert self.result is not None and self.result.divergence is not None
+        """Put the raw record of the event that diverged (or first broke a claim) into its divergence."""
         # dataclasses.replace: compiled by mypyc, a result has no instance dictionary for spec.frozen.replace.
+        if self.result is None:
+            assert self.replayer.unexpected is not None
+            self.replayer.unexpected = dataclasses.replace(self.replayer.unexpected, record=_record_text(record))
+            return
+        assert self.result.divergence is not None
         divergence = dataclasses.replace(self.result.divergence, record=_record_text(record))
         self.result = dataclasses.replace(self.result, divergence=divergence)
 
@@ -366,12 +397,19 @@ def replay_segment(header: TraceHeader, events: Iterable[Mapping[str, Any]], fir
 
 
 def merge_segments(results: Sequence[ReplayResult]) -> ReplayResult:
-    """One trace's result from its segments' results, in segment order: the first that is not conformant decides."""
+    """One trace's result from its segments' results, in segment order: the first divergence that
+    stopped a segment decides; else the first claim the release keeps that a segment saw broken;
+    the findings are every segment's, up to a stop."""
     events = 0
     counts: Counter[str] = Counter()
+    findings: dict[str, ClaimFinding] = {}
+    claimed: ReplayResult | None = None  # the first segment that broke a claim the release keeps
     for r in results:
         events += r.events
         counts.update(dict(r.actions))
+        for f in r.findings:
+            findings.setdefault(f.claim, f)
+        actions = tuple(sorted(counts.items()))
         if r.verdict == UNREACHED:
             # An earlier segment accepted every event this one could not follow: they disagree,
             # which exact following rules out; say so rather than guess a verdict.
@@ -380,11 +418,16 @@ def merge_segments(results: Sequence[ReplayResult]) -> ReplayResult:
                 "inconclusive",
                 events,
                 reason=f"segments disagree: {r.reason}, though the earlier segments accepted it; replay this trace unsegmented",
-                actions=tuple(sorted(counts.items())),
+                actions=actions,
             )
         if r.verdict != "conformant":
-            return dataclasses.replace(r, events=events, actions=tuple(sorted(counts.items())))  # as in add_record
-    return ReplayResult(results[0].trace_id, "conformant", events, actions=tuple(sorted(counts.items())))
+            if r.divergence is None or r.divergence.kind != "claim broken":  # the spec could not follow: stop here
+                return dataclasses.replace(r, events=events, actions=actions, findings=tuple(findings.values()))  # as in add_record
+            claimed = claimed or r
+    merged = tuple(sorted(findings.values(), key=lambda f: f.seq))
+    if claimed is not None:
+        return dataclasses.replace(claimed, events=events, actions=tuple(sorted(counts.items())), findings=merged)
+    return ReplayResult(results[0].trace_id, "conformant", events, actions=tuple(sorted(counts.items())), findings=merged)
 
 
 def replay_records(records: Iterable[Mapping[str, Any]]) -> Iterator[ReplayResult]:

@@ -40,7 +40,7 @@ from pyspark.sql import SparkSession
 
 from traces.format.records import EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, EventColumns, header_from_record
 from traces.checking.layout import Layout, Piece, Unit, read_unit
-from traces.checking.replay import Divergence, ReplayResult, SegmentReplay, feed_segments, merge_segments
+from traces.checking.replay import ClaimFinding, Divergence, ReplayResult, SegmentReplay, feed_segments, merge_segments
 
 #: CPU time of following an event / of checking it, in a replay task (reading and decoding
 #: included) with the compiled spec the workers run. It depends on the workload and on this noisy
@@ -139,14 +139,15 @@ def plan_jobs(layout: Layout, plan: Sequence[Segment], cores: int) -> list[Repla
     return sorted(jobs, key=lambda job: -job.cost)
 
 
-def _result_json(result: ReplayResult) -> str:
+def result_json(result: ReplayResult) -> str:
     return json.dumps(asdict(result))
 
 
-def _result_from_json(text: str) -> ReplayResult:
+def result_from_json(text: str) -> ReplayResult:
     data = json.loads(text)
     divergence = data.pop("divergence")
     data["actions"] = tuple((kind, n) for kind, n in data["actions"])
+    data["findings"] = tuple(ClaimFinding(**f) for f in data["findings"])
     return ReplayResult(**data, divergence=None if divergence is None else Divergence(**divergence))
 
 
@@ -188,10 +189,10 @@ def replay_on_spark(
     def replay(jobs: Iterable[ReplayJob]) -> Iterator[tuple[str, int, str]]:
         for job in jobs:
             for trace_id, index, result in run_job(job, headers):
-                yield trace_id, index, _result_json(result)
+                yield trace_id, index, result_json(result)
 
     texts = spark.sparkContext.parallelize(jobs, max(1, len(jobs))).mapPartitions(replay).collect()
-    return _merged(plan, ((trace_id, index, _result_from_json(text)) for trace_id, index, text in texts))
+    return _merged(plan, ((trace_id, index, result_from_json(text)) for trace_id, index, text in texts))
 
 
 def replay_here(layout: Layout, headers: Mapping[str, dict[str, Any]], plan: Sequence[Segment]) -> dict[str, ReplayResult]:
