@@ -3,7 +3,8 @@
 Measured, each in this one process with the same Spark session (local[2] by default):
 1. validation (streaming, in the driver) of the 1M dataset;
 2. all rules together (frame rules + per-trace scans, no replay) on 1M and 10M events;
-3. the full replay through the spec on Spark (rules off) on the 1M dataset;
+3. the full replay through the spec on Spark (rules off) on the 1M dataset, and the partial replay
+   of the base traces projected to ``queues`` and to ``black-box``;
 4. the same replay in one plain Python process, job after job, for the ratio (with the compiled
    spec, as the workers run it, and with the interpreted spec);
 5. peak resident memory of the driver and of the whole process tree (JVM and Python workers).
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import re
 import resource
 import subprocess
 import sys
@@ -34,6 +36,11 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from traces.checking.compiled import compiled_path
+from traces.checking.partial import Budgets
+from traces.format.project import project
+from traces.format.read import read_records
+from traces.format.records import Observation
+from traces.format.write import TraceWriter
 from traces.checking.layout import plan as plan_layout
 from traces.format.read import validate
 from traces.recording.record import record_workload
@@ -203,6 +210,33 @@ def _replay_long_trace(spark: Any, work: Path, events: int, master: str) -> tupl
     return measures, lines
 
 
+def _partial_replay(spark: Any, source: str, out: Path, level: Observation, budgets: Budgets, master: str) -> tuple[Measure, str]:
+    """The partial replay of the replay dataset projected to ``level``: its rate, verdicts and candidate sets."""
+    from traces.checking.check import run_check
+
+    if not out.exists():
+        with TraceWriter(out, row_group=100_000, file_rows=1_000_000) as writer:
+            writer.write_all(project((r.data for r in read_records([source])), level))
+    validator = validate([str(out)])
+    m, check = timed(
+        f"partial replay at {level.value}, Spark {master}, {validator.events:,}",
+        validator.events,
+        lambda: run_check(spark, [str(out)], rules=False, replay=True, validator=validator, budgets=budgets),
+    )
+    notes = [f["note"] for t in check.traces for f in t.findings if f["rule"] == "replay"]
+    sizes = [re.search(r"candidates median ([\d.]+), max (\d+)", n) for n in notes]
+    medians = sorted(float(s.group(1)) for s in sizes if s)
+    maxima = [int(s.group(2)) for s in sizes if s]
+    verdicts = {v: sum(1 for t in check.traces if t.verdict == v) for v in ("conformant", "violation", "inconclusive")}
+    line = (
+        f"- partial replay at {level.value} (budgets {budgets.candidates:,} candidates, {budgets.steps:,} steps, {budgets.seconds:g} s a trace): "
+        f"{verdicts}; candidates after an event, per trace: median of medians {medians[len(medians) // 2] if medians else 0:g}, "
+        f"largest {max(maxima, default=0):,}"
+    )
+    print(line, flush=True)
+    return m, line
+
+
 def main() -> int:
     """Run the benchmark; write its section of docs/benchmarks.md."""
     parser = argparse.ArgumentParser(prog="python -m traces.checking.bench")
@@ -264,6 +298,11 @@ def main() -> int:
         )
         results.append(ms)
         lines.append(f"- replay verdicts on Spark: {sorted({t.verdict for t in check.traces})}")
+        for level, budgets in ((Observation.QUEUES, Budgets()), (Observation.BLACK_BOX, Budgets(seconds=5))):
+            # On the base traces, not the 1M dataset: the search runs at hundreds of events a second.
+            measure, line = _partial_replay(spark, warm, args.work / f"base-{level.value}", level, budgets, args.master)
+            results.append(measure)
+            lines.append(line)
         if not args.no_plain:
             plain = {}
             for compiled in (True, False):
