@@ -39,6 +39,7 @@ lock, and the limiter's pool does not reject, unless the trace shows it (these a
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -322,15 +323,7 @@ def replay_partial(header: TraceHeader, events: Iterable[Mapping[str, Any]], bud
 
 def witness_records(header: TraceHeader, result: PartialResult) -> Iterator[dict[str, Any]]:
     """The witness of a conformant result as the records of a ``full`` trace, with the trace's own opaques."""
-    full = TraceHeader(
-        trace_id=header.trace_id,
-        implementation=header.implementation,
-        implementation_version=header.implementation_version,
-        profile=header.profile,
-        observation=Observation.FULL,
-        config=header.config,
-    )
-    yield header_record(full)
+    yield header_record(dataclasses.replace(header, observation=Observation.FULL))
     opaques = iter(result.opaques)
     for seq, (action, ts, responses) in enumerate(result.witness, start=1):
         opaque = next(opaques) if isinstance(action, RequestArrives) else None
