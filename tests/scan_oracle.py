@@ -105,6 +105,7 @@ class TraceScanner:
         self.runs = 0
         self.ff_enabled = self.config.fast_failure_enable
         self.buckets: dict[str, tuple[int, Any]] = {}  # topic -> (created_at, TokenBucket)
+        self.by_opaque: dict[int, _Request] = {}  # every request that arrived, by its opaque (the first, if reused)
 
     # helpers
     def _busy(self, now: int) -> bool:
@@ -136,6 +137,7 @@ class TraceScanner:
         io: int = row["io_thread"] if row.get("io_thread") is not None else -1
         if kind == remoting.RequestArrives.__name__:
             self.io[io] = _Request(row["request_id"], row["code"], row["topic"] or "")
+            self.by_opaque.setdefault(row["request_id"], self.io[io])
         elif kind in (remoting.RateLimitHandlerAdmits.__name__, remoting.RateLimitHandlerThrottles.__name__):
             self._limiter(seq, ts, kind, self.io.get(io))
             if kind == remoting.RateLimitHandlerThrottles.__name__:
@@ -174,9 +176,8 @@ class TraceScanner:
             self._dequeue(ExecutorName.SEND.value, seq, None)
         elif kind == fastfailure.FastFailureCleansExpiredHead.__name__:
             opaque = responses[0]["request_id"] if responses else None
-            head = self._dequeue(row["queue"], seq, opaque)
-            if head is not None:
-                self._timeout(seq, ts, row["queue"], head, responses)
+            if self._dequeue(row["queue"], seq, opaque) is not None:
+                self._timeout(seq, ts, row["queue"], responses)
         elif kind in (fastfailure.FastFailureStartsRun.__name__, fastfailure.FastFailureSkipsRun.__name__):
             c = self.config
             earliest = c.start_time_ms + c.fast_failure_initial_delay_ms + self.runs * c.fast_failure_period_ms
@@ -212,15 +213,17 @@ class TraceScanner:
                     busy or deficient, seq, lambda: f"[REJECTREQUEST] at ts {ts}: not busy (beginTimeInLock {self.lock.begin_time_in_lock}) and {len(self.available)} buffers available"
                 )
 
-    def _timeout(self, seq: int, ts: int, queue: str, head: _Request, responses: Sequence[Mapping[str, Any]]) -> None:
+    def _timeout(self, seq: int, ts: int, queue: str, responses: Sequence[Mapping[str, Any]]) -> None:
+        """Each answer against the task it went to (the head, unless the cleaner took another)."""
         finding = self.findings["timeout_only_after_the_queue_wait"]
         for r in responses:
             parsed = parse_clean_queue_remark(r["remark"] or "")
-            if parsed is None or head.created is None:
+            task = self.by_opaque.get(r["request_id"])
+            if parsed is None or task is None or task.created is None:
                 finding.check(False, seq, lambda: f"[TIMEOUT_CLEAN_QUEUE] answer for a task with no creation time or an unparsable remark {r['remark']!r}")
                 continue
             _, period, size = parsed
-            waited, wait, depth = ts - head.created, self.waits[queue], len(self.queues[queue])
+            waited, wait, depth = ts - task.created, self.waits[queue], len(self.queues[queue])
             finding.check(
                 period == waited and waited >= wait and size == depth,
                 seq,

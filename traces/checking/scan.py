@@ -482,7 +482,7 @@ class TraceScan:
     # -- fast failure ------------------------------------------------------------------------------
 
     def _timeouts(self) -> None:
-        """[TIMEOUT_CLEAN_QUEUE] answers against the head's wait, the queue's wait and the size left."""
+        """[TIMEOUT_CLEAN_QUEUE] answers against the answered task's wait, the queue's wait and the size left."""
         cleaned = np.flatnonzero(self._is(fastfailure.FastFailureCleansExpiredHead.__name__) & (self.head >= 0))
         r = np.flatnonzero(np.isin(self.response_event, cleaned))
         if len(r) == 0:
@@ -494,7 +494,9 @@ class TraceScan:
         known = np.array([p is not None for p in parsed], bool)[inverse.reshape(-1)]
         period = np.array([p[1] if p else 0 for p in parsed], np.int64)[inverse.reshape(-1)]
         size = np.array([p[2] if p else 0 for p in parsed], np.int64)[inverse.reshape(-1)]
-        created = self.created[self.head[event]]
+        # The task the answer went to (by its opaque), which is the head unless the cleaner took another.
+        answered = self._request_of(self.response_opaque[r], self.response_has_opaque[r])
+        created = np.where(answered >= 0, self.created[np.maximum(answered, 0)], _NONE)
         known &= created != _NONE
         waited = self.ts[event] - created
         # The queue's wait: the latest environment.OperatorSetsQueueWait for that queue before the event, else the config's.
@@ -520,6 +522,16 @@ class TraceScan:
 
         self.findings["timeout_only_after_the_queue_wait"].add(
             known & (period == waited) & (waited >= wait) & (size == depth), self.seq[event], detail)
+
+    def _request_of(self, opaques: Ints, has: Mask) -> Ints:
+        """The request (its arrival's index, the first if an opaque was reused) of each opaque; _NONE for none."""
+        arrivals = np.flatnonzero(self._is(remoting.RequestArrives.__name__))
+        if len(arrivals) == 0:
+            return np.full(len(opaques), _NONE, np.int64)
+        order = np.argsort(self.request_id[arrivals], kind="stable")
+        known = self.request_id[arrivals][order]
+        at = np.minimum(np.searchsorted(known, opaques), len(known) - 1)
+        return np.where(has & (known[at] == opaques), arrivals[order[at]], _NONE)
 
     def _fast_failure(self) -> None:
         """The k-th run is due at start + delay + k × period and works only while the switch is on."""

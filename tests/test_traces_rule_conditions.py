@@ -1,0 +1,117 @@
+"""Each scan rule's conditions, one at a time: a trace that breaks only that condition is flagged,
+by the array scan and by the per-event oracle alike, at the event that broke it.
+
+One failing example per rule does not test each of its conditions: a weakened condition would
+pass the examples. These traces are conformant recordings with one event changed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from scan_oracle import events_table, scan_trace as oracle
+from spec.codes import timeout_remark
+from traces.checking.scan import scan_trace
+from traces.format.records import HEADER_KIND, TraceHeader, header_from_record
+from traces.recording.examples import EXAMPLES
+
+Event = dict[str, Any]
+
+
+def _example(name: str) -> tuple[TraceHeader, list[Event]]:
+    rows = [json.loads(line) for line in (EXAMPLES / name).read_text().splitlines()]
+    return header_from_record(rows[0]), [r for r in rows if r["kind"] != HEADER_KIND]
+
+
+def _flagged(header: TraceHeader, events: list[Event], rule: str) -> list[set[int]]:
+    """The seqs at which ``rule`` broke, per the array scan and per the oracle."""
+    numbered = [{**e, "seq": i} for i, e in enumerate(events, 1)]
+    found = [scan_trace(header, events_table(numbered))[rule], oracle(header, numbered)[rule]]
+    return [{seq for seq, _ in f.sample} for f in found]
+
+
+def _index(events: list[Event], test: Callable[[Event], bool]) -> int:
+    return next(i for i, e in enumerate(events) if test(e))
+
+
+def _created(events: list[Event], opaque: int) -> int:
+    """When the task of request ``opaque`` was created (its remoting thread's DispatchCreatesTask)."""
+    arrival = _index(events, lambda e: e["kind"] == "RequestArrives" and e["request_id"] == opaque)
+    io = events[arrival]["io_thread"]
+    return int(next(e["ts"] for e in events[arrival:] if e["kind"] == "DispatchCreatesTask" and e["io_thread"] == io))
+
+
+def _two_cleans() -> tuple[TraceHeader, list[Event], int]:
+    """full-send-queue, and the index of a phase-2 clean followed at once by another on the same queue."""
+    header, events = _example("conformant-full-send-queue.jsonl")
+    i = _index(
+        events,
+        lambda e: e["kind"] == "FastFailureCleansExpiredHead" and e.get("responses"),
+    )
+    assert events[i + 1]["kind"] == "FastFailureCleansExpiredHead" and events[i + 1]["queue"] == events[i]["queue"]
+    return header, events, i
+
+
+def test_a_cleaner_that_answers_an_element_behind_the_head_breaks_fifo_there() -> None:
+    header, events, i = _two_cleans()
+    clean, behind = events[i], events[i + 1]["responses"][0]["request_id"]
+    events[i] = {**clean, "responses": [{**clean["responses"][0], "request_id": behind}]}
+    assert all(i + 1 in seqs for seqs in _flagged(header, events, "fifo_service_per_queue"))
+
+
+def test_the_timeout_rule_judges_the_task_that_was_answered_not_the_head() -> None:
+    """A cleaner that took the element behind the head and reported that element's own wait truly
+    breaks FIFO, not the timeout rule: the remark is right about the task it answered."""
+    header, events, i = _two_cleans()
+    clean = events[i]
+    behind = events[i + 1]["responses"][0]["request_id"]
+    size = int(clean["responses"][0]["remark"].rsplit(": ", 1)[1])
+    remark = timeout_remark(clean["ts"] - _created(events, behind), size)
+    events[i] = {**clean, "responses": [{**clean["responses"][0], "request_id": behind, "remark": remark}]}
+    assert all(i + 1 not in seqs for seqs in _flagged(header, events, "timeout_only_after_the_queue_wait"))
+    assert all(i + 1 in seqs for seqs in _flagged(header, events, "fifo_service_per_queue"))
+
+
+def test_a_timeout_remark_reporting_a_larger_queue_than_was_left_is_flagged() -> None:
+    header, events, i = _two_cleans()
+    clean = events[i]
+    text = clean["responses"][0]["remark"]
+    head, size = text.rsplit(": ", 1)
+    events[i] = {**clean, "responses": [{**clean["responses"][0], "remark": f"{head}: {int(size) + 1}"}]}
+    assert all(i + 1 in seqs for seqs in _flagged(header, events, "timeout_only_after_the_queue_wait"))
+
+
+def test_a_timeout_answer_before_the_wait_is_flagged() -> None:
+    header, events, i = _two_cleans()
+    clean = events[i]
+    opaque = clean["responses"][0]["request_id"]
+    early = _created(events, opaque) + 1  # one millisecond after the task was created: far below the wait
+    events[i] = {**clean, "ts": early, "responses": [{**clean["responses"][0], "remark": timeout_remark(1, 3)}]}
+    assert all(i + 1 in seqs for seqs in _flagged(header, events, "timeout_only_after_the_queue_wait"))
+
+
+def _first_run(events: list[Event]) -> int:
+    return _index(events, lambda e: e["kind"] == "FastFailureStartsRun")
+
+
+def test_a_fast_failure_run_while_the_switch_is_off_is_flagged() -> None:
+    header, events = _example("conformant-5.3.3.jsonl")
+    i = _first_run(events)
+    events.insert(i, {"trace_id": events[i]["trace_id"], "ts": events[i]["ts"], "kind": "OperatorSetsFastFailureEnable", "enabled": False})
+    assert all(i + 2 in seqs for seqs in _flagged(header, events, "fast_failure_runs_10ms_apart_while_enabled"))
+
+
+def test_a_skipped_fast_failure_run_while_the_switch_is_on_is_flagged() -> None:
+    header, events = _example("conformant-5.3.3.jsonl")
+    i = _first_run(events)
+    events[i] = {**events[i], "kind": "FastFailureSkipsRun"}
+    assert all(i + 1 in seqs for seqs in _flagged(header, events, "fast_failure_runs_10ms_apart_while_enabled"))
+
+
+def test_a_fast_failure_run_before_it_is_due_is_flagged() -> None:
+    header, events = _example("conformant-5.3.3.jsonl")
+    i = _first_run(events)
+    events[i] = {**events[i], "ts": header.config.start_time_ms}  # the first run is due after the initial delay
+    assert all(i + 1 in seqs for seqs in _flagged(header, events, "fast_failure_runs_10ms_apart_while_enabled"))
