@@ -12,9 +12,11 @@ from collections.abc import Callable
 from typing import Any
 
 from scan_oracle import events_table, scan_trace as oracle
-from spec.codes import timeout_remark
+from spec.codes import OVERLOAD_REMARK, REJECT_REQUEST_REMARK, RequestCode, timeout_remark
+from traces.checking.rules import answer_goes_to
 from traces.checking.scan import scan_trace
-from traces.format.records import HEADER_KIND, TraceHeader, header_from_record
+from traces.format.project import project
+from traces.format.records import HEADER_KIND, Observation, TraceHeader, header_from_record
 from traces.recording.examples import EXAMPLES
 
 Event = dict[str, Any]
@@ -26,9 +28,12 @@ def _example(name: str) -> tuple[TraceHeader, list[Event]]:
 
 
 def _flagged(header: TraceHeader, events: list[Event], rule: str) -> list[set[int]]:
-    """The seqs at which ``rule`` broke, per the array scan and per the oracle."""
+    """The seqs at which ``rule`` broke, per the array scan and per the oracle (which follows the scan
+    rules; the black-box rules are the array scan's alone)."""
     numbered = [{**e, "seq": i} for i, e in enumerate(events, 1)]
-    found = [scan_trace(header, events_table(numbered))[rule], oracle(header, numbered)[rule]]
+    found = [scan_trace(header, events_table(numbered))[rule]]
+    followed = oracle(header, numbered)
+    found += [followed[rule]] if rule in followed else []
     return [{seq for seq, _ in f.sample} for f in found]
 
 
@@ -46,10 +51,7 @@ def _created(events: list[Event], opaque: int) -> int:
 def _two_cleans() -> tuple[TraceHeader, list[Event], int]:
     """full-send-queue, and the index of a phase-2 clean followed at once by another on the same queue."""
     header, events = _example("conformant-full-send-queue.jsonl")
-    i = _index(
-        events,
-        lambda e: e["kind"] == "FastFailureCleansExpiredHead" and e.get("responses"),
-    )
+    i = _index(events, lambda e: e["kind"] == "FastFailureCleansExpiredHead" and bool(e.get("responses")))
     assert events[i + 1]["kind"] == "FastFailureCleansExpiredHead" and events[i + 1]["queue"] == events[i]["queue"]
     return header, events, i
 
@@ -115,3 +117,54 @@ def test_a_fast_failure_run_before_it_is_due_is_flagged() -> None:
     i = _first_run(events)
     events[i] = {**events[i], "ts": header.config.start_time_ms}  # the first run is due after the initial delay
     assert all(i + 1 in seqs for seqs in _flagged(header, events, "fast_failure_runs_10ms_apart_while_enabled"))
+
+
+# -- responses_carry_the_profile_codes_and_remarks: who an answer may go to, at black-box ------------------
+
+
+def _black_box(name: str) -> tuple[TraceHeader, list[Event]]:
+    rows = [json.loads(line) for line in (EXAMPLES / name).read_text().splitlines()]
+    projected = list(project(rows, Observation.BLACK_BOX))
+    return header_from_record(projected[0]), projected[1:]
+
+
+def _request_answered(events: list[Event], starts: str) -> tuple[int, int]:
+    """The indices of the first answer whose remark starts with ``starts`` (None: no remark) and of its request."""
+    answer = _index(events, lambda e: e["kind"] == "Response" and (e["responses"][0]["remark"] or "None").startswith(starts))
+    opaque = events[answer]["responses"][0]["request_id"]
+    return answer, _index(events, lambda e: e["kind"] == "RequestArrives" and e["request_id"] == opaque)
+
+
+def _answer_flagged(name: str, starts: str, change: dict[str, Any]) -> bool:
+    header, events = _black_box(name)
+    answer, request = _request_answered(events, starts)
+    assert not any(answer + 1 in seqs for seqs in _flagged(header, events, RESPONSES)), "the recording itself is fine"
+    events[request] = {**events[request], **change}
+    (flagged,) = [answer + 1 in seqs for seqs in _flagged(header, events, RESPONSES)]
+    return flagged
+
+
+RESPONSES = "responses_carry_the_profile_codes_and_remarks"
+
+
+def test_overload_success_and_5_3_3_rejectrequest_never_go_to_a_oneway_request() -> None:
+    assert _answer_flagged("conformant-full-send-queue.jsonl", "[OVERLOAD]", {"oneway": True})
+    assert _answer_flagged("conformant-full-send-queue.jsonl", "None", {"oneway": True})
+    assert _answer_flagged("conformant-slow-disk.jsonl", "[REJECTREQUEST]", {"oneway": True})
+    assert not _answer_flagged("conformant-full-send-queue.jsonl", "[TIMEOUT_CLEAN_QUEUE]", {"oneway": True})
+
+
+def test_pc_synchronized_goes_only_to_a_send_and_never_to_a_consumer_send_back() -> None:
+    assert _answer_flagged("conformant-slow-disk.jsonl", "[PC_SYNCHRONIZED]", {"code": int(RequestCode.CONSUMER_SEND_MSG_BACK)})
+    assert _answer_flagged("conformant-slow-disk.jsonl", "[PC_SYNCHRONIZED]", {"code": int(RequestCode.HEART_BEAT)})
+    assert _answer_flagged("conformant-slow-disk.jsonl", "[REJECTREQUEST]", {"code": int(RequestCode.HEART_BEAT)})
+
+
+def test_the_dispatchers_refusals_reach_a_oneway_request_only_before_5_1_0() -> None:
+    facts = {"dispatch_answers_oneway": True}
+    send = int(RequestCode.SEND_MESSAGE)
+    assert answer_goes_to(2, REJECT_REQUEST_REMARK, send, True, facts)
+    assert answer_goes_to(3, " request type 99999 not supported", 99999, True, facts)
+    assert not answer_goes_to(2, OVERLOAD_REMARK, send, True, facts)
+    assert not answer_goes_to(0, None, send, True, facts)
+    assert not answer_goes_to(2, REJECT_REQUEST_REMARK, send, True, {"dispatch_answers_oneway": False})

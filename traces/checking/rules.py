@@ -23,6 +23,7 @@ from typing import Any
 from spec.codes import (
     OVERLOAD_REMARK,
     PC_SYNCHRONIZED_REMARK,
+    PUT_CODES,
     REJECT_REQUEST_REMARK,
     parse_clean_queue_remark,
     parse_rate_limit_remark,
@@ -72,7 +73,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "responses_carry_the_profile_codes_and_remarks",
-        "Every busy answer has the code and the verbatim remark its code path writes in the trace's profile.",
+        "Every answer has the code and the verbatim remark its code path writes in the trace's profile, and goes only to a request that path answers (none but the fast-failure and limiter answers, and in 4.x-5.0.0 the dispatcher's refusals, to a oneway request; [REJECTREQUEST] and [PC_SYNCHRONIZED] only to sends, and [PC_SYNCHRONIZED] never to a consumer send-back).",
         "spec.invariants.responses_carry_the_profile_code_and_remark; semantics.md 4.6, 5.2",
         Observation.BLACK_BOX,
         "frame",
@@ -200,6 +201,7 @@ def header_facts(header: TraceHeader) -> dict[str, Any]:
         "level": LEVEL_ORDER[header.observation],
         "silent_codes": silent_codes(config),
         "pc_code": int(pc_code),
+        "dispatch_answers_oneway": config.profile.dispatch_answers_oneway,
         "sendback_code": int(sendback_code),
         "sendback_remark": sendback_remark,
     }
@@ -220,3 +222,26 @@ def expected_answer_ok(code: int, remark: str | None, facts: Mapping[str, Any]) 
         return bool(code == facts["sendback_code"])
     return code in (int(ResponseCode.SUCCESS), int(ResponseCode.SYSTEM_ERROR), int(ResponseCode.REQUEST_CODE_NOT_SUPPORTED))
 
+
+
+def answer_goes_to(code: int, remark: str | None, request_code: int, oneway: bool, facts: Mapping[str, Any]) -> bool:
+    """Whether a code path of the profile writes this answer to a request of ``request_code``.
+
+    Source: the handler writes a processor's answer only to a two-way request (4.x-5.0.0
+    ``!cmd.isOnewayRPC()``, 5.1.0+ writeResponse), as it does [OVERLOAD] in every version; the
+    dispatcher's NOT_SUPPORTED and [REJECTREQUEST] reach a oneway client in 4.0.0-5.0.0 only;
+    fast failure's and the limiter's answers are written whatever the request (spec.remoting,
+    spec.workers, spec.fastfailure). Only the send-type processors refuse at dispatch or find the
+    page cache busy; a consumer send-back's busy answer is SYSTEM_ERROR with the status name.
+    """
+    if remark is not None and (parse_clean_queue_remark(remark) or parse_rate_limit_remark(remark)):
+        return True
+    refusal = remark == REJECT_REQUEST_REMARK or (remark is not None and remark.startswith(" request type "))
+    if oneway and not (refusal and facts["dispatch_answers_oneway"]):
+        return False
+    sends = {int(c) for c in PUT_CODES}
+    if remark == REJECT_REQUEST_REMARK:
+        return request_code in sends
+    if remark == PC_SYNCHRONIZED_REMARK:
+        return request_code in sends and request_code != int(RequestCode.CONSUMER_SEND_MSG_BACK)
+    return True

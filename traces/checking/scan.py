@@ -65,7 +65,7 @@ from spec.storepool import (
     return_committed_buffer,
 )
 from traces.format.records import KINDS, RESPONSE_KIND, TraceHeader, vocabulary
-from traces.checking.rules import LEVEL_ORDER, RULES, SAMPLE, expected_answer_ok, header_facts
+from traces.checking.rules import LEVEL_ORDER, RULES, SAMPLE, answer_goes_to, expected_answer_ok, header_facts
 
 Ints = npt.NDArray[np.int64]
 Mask = npt.NDArray[np.bool_]
@@ -683,13 +683,26 @@ class TraceScan:
             matched & (arrival_seq < answer_seq), answer_seq,
             lambda i: f"response to opaque {self.response_opaque[response[i]]} at seq {answer_seq[i]}; its request arrived at seq "
                       f"{arrival_seq[i] if matched[i] else 'never'}")
-        # Each distinct (code, remark) is judged once by the rule's predicate.
-        span = len(self.remarks)
-        pairs, pair_of = np.unique(self.response_code * span + self.response_remark_index, return_inverse=True)
-        judged = np.array([expected_answer_ok(int(p // span), self.remarks[int(p % span)], facts) for p in pairs], bool)
+        # Each distinct (code, remark, request code, oneway) is judged once by the rule's predicates;
+        # an answer to no request that arrived is no_response_before_its_request's to judge.
+        request = self._request_of(self.response_opaque, self.response_has_opaque)
+        known = request >= 0
+        asked = np.where(known, self.code[np.maximum(request, 0)], _NONE)
+        oneway = known & (self.events.oneway[np.maximum(request, 0)] == 1)
+        keys = np.stack([self.response_code, self.response_remark_index, asked, oneway.astype(np.int64)], axis=1)
+        distinct, key_of = np.unique(keys, axis=0, return_inverse=True) if len(keys) else (keys, np.zeros(0, np.int64))
+
+        def fits(code: int, remark_index: int, request_code: int, is_oneway: int) -> bool:
+            remark = self.remarks[remark_index]
+            return expected_answer_ok(code, remark, facts) and (
+                request_code == _NONE or answer_goes_to(code, remark, request_code, bool(is_oneway), facts)
+            )
+
+        judged = np.array([fits(*(int(v) for v in row)) for row in distinct], bool)
         self.findings["responses_carry_the_profile_codes_and_remarks"].add(
-            judged[pair_of.reshape(-1)] if len(pairs) else np.zeros(0, bool), self.seq[self.response_event],
-            lambda i: f"opaque {self.response_opaque[i]}: code {self.response_code[i]} remark {self._remark(i)}")
+            judged[key_of.reshape(-1)] if len(distinct) else np.zeros(0, bool), self.seq[self.response_event],
+            lambda i: f"opaque {self.response_opaque[i]} (code {asked[i] if known[i] else '?'}, oneway {bool(oneway[i])}): "
+                      f"answered code {self.response_code[i]} remark {self._remark(i)}")
 
     def _remark(self, response: int) -> str:
         text = self.remarks[self.response_remark_index[response]]
