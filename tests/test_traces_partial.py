@@ -14,8 +14,9 @@ from spec.invariants import known_defects
 from traces.checking.partial import Budgets, PartialResult, replay_partial, witness_records
 from traces.checking.replay import replay_records
 from traces.format.project import project
-from traces.format.read import raw_records
+from traces.format.read import TraceInputError, raw_records, validate
 from traces.format.records import HEADER_KIND, RESPONSE_KIND, Observation, header_from_record
+from traces.format.write import TraceWriter
 from traces.recording.record import record_workload
 
 #: Small budgets: a test trace is short, and a search that needs more is a finding to look at.
@@ -129,3 +130,20 @@ def test_random_recordings_projected_are_explained_and_a_changed_answer_never_is
     projected[i] = {**projected[i], "responses": [{**response, "code": _other_code(response["code"])}]}
     mutated = replay_partial(header_from_record(projected[0]), projected[1:], BUDGETS)
     assert mutated.verdict in ("violation", "inconclusive"), mutated
+
+
+@pytest.mark.parametrize("level", [Observation.QUEUES, Observation.BLACK_BOX])
+@pytest.mark.parametrize("suffix", ["jsonl", "parquet"])
+def test_validation_refuses_a_partial_trace_whose_time_goes_back(tmp_path: Path, level: Observation, suffix: str) -> None:
+    """The search needs the events in time order: a queues or black-box trace whose ts goes back is
+    invalid input, named by file, event and field; a full one is the replay's to judge."""
+    projected = list(project(_recorded(tmp_path, "steady", "5.3.3", 100), level))
+    i = next(i for i, e in enumerate(projected) if i > 2 and e["ts"] > projected[i - 1]["ts"] > 0)
+    projected[i] = {**projected[i], "ts": projected[i - 1]["ts"] - 1}
+    out = tmp_path / f"back.{suffix}"
+    with TraceWriter(out) as writer:
+        writer.write_all(projected)
+    with pytest.raises(TraceInputError) as refused:
+        validate([str(out)])
+    [problem] = refused.value.problems
+    assert "field 'ts'" in str(problem) and f"seq {projected[i]['seq']}" in str(problem) and "back.{}".format(suffix) in str(problem)

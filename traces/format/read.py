@@ -357,6 +357,7 @@ class _TraceProgress:
     header: TraceHeader
     last_seq: int = 0
     kinds: frozenset[str] = field(default_factory=frozenset)
+    last_ts: int | None = None  # the ts of the last event
 
 
 @dataclass
@@ -408,6 +409,14 @@ class Validator:
                 f"(trace {trace_id!r} seq {seq})"
             )
         _check_type(record, "ts", "int", required=True)
+        partial = progress.header.observation is not Observation.FULL
+        if partial and progress.last_ts is not None and record["ts"] < progress.last_ts:
+            # A full trace's clock going back is the replay's to judge; below full, the partial
+            # replay's search needs the events in time order.
+            raise _Bad(
+                f"field 'ts': trace {trace_id!r} seq {seq} has ts {record['ts']}, before ts {progress.last_ts} of seq "
+                f"{seq - 1}: the events of a {progress.header.observation.value!r} trace must not go back in time"
+            )
         black_box = progress.header.observation is Observation.BLACK_BOX
         for name in KIND_FIELDS[kind]:
             optional = black_box and name in BLACK_BOX_OPTIONAL
@@ -426,6 +435,7 @@ class Validator:
                 raise _Bad(f"field {name!r}: unknown executor {record[name]!r}")
         self._check_responses(record.get("responses"), exactly_one=kind == RESPONSE_KIND)
         progress.last_seq = seq
+        progress.last_ts = record["ts"]
         self.events += 1
         self.kinds[kind] += 1
 
@@ -462,12 +472,15 @@ class Validator:
         # Per distinct trace of the batch: the seq before the batch, the row of its header in the
         # batch (-1: before the batch), its observation level.
         last_seq = np.zeros(len(trace_ids), np.int64)
+        last_ts = np.full(len(trace_ids), np.iinfo(np.int64).min, np.int64)
         header_row = np.full(len(trace_ids), -1, np.int64)
         level = np.zeros(len(trace_ids), np.intp)
         for t, trace_id in enumerate(trace_ids):
             progress = self.traces.get(trace_id)
             if progress is not None:
                 last_seq[t], header = progress.last_seq, progress.header
+                if progress.last_ts is not None:
+                    last_ts[t] = progress.last_ts
             elif trace_id in new:
                 header_row[t], header = new[trace_id]
             else:
@@ -490,6 +503,14 @@ class Validator:
         counts = np.diff(np.r_[starts, len(by_trace)])
         rank = np.arange(len(by_trace)) - np.repeat(starts, counts)
         if not np.array_equal(seq[event_rows][order], last_seq[by_trace] + rank + 1):
+            return False
+        # Below full, time never goes back within a trace (nulls are judged below, by the row path).
+        ts_column = columns["ts"]
+        if ts_column.null_count and _nulls(ts_column)[event_rows].any():
+            return False
+        ts = ts_column.fill_null(0).to_numpy()[event_rows][order]
+        before = np.where(rank == 0, last_ts[by_trace], np.r_[np.iinfo(np.int64).min, ts[:-1]])
+        if np.any((level[by_trace] != _OBSERVATIONS.index(Observation.FULL)) & (ts < before)):
             return False
 
         # Presence of every column, and the kind's level, in one comparison per row.
@@ -514,8 +535,9 @@ class Validator:
 
         for trace_id, (_, header) in new.items():
             self.traces[trace_id] = _TraceProgress(header, 0, LEVEL_KINDS[header.observation])
-        for t, count in zip(by_trace[starts].tolist(), counts.tolist()):
+        for t, count, end in zip(by_trace[starts].tolist(), counts.tolist(), (starts + counts - 1).tolist()):
             self.traces[trace_ids[t]].last_seq = int(last_seq[t]) + count
+            self.traces[trace_ids[t]].last_ts = int(ts[end])
         self.events += len(event_rows)
         for code, count in enumerate(np.bincount(kind[event_rows], minlength=len(_EVENT_KINDS)).tolist()):
             if count:
