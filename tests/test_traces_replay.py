@@ -201,3 +201,28 @@ def test_event_columns_records_are_the_rows_without_nulls_or_empty_responses(tmp
     # Each row's action, decoded once per distinct action, is the one its record names.
     assert columns.actions == [None if r["kind"] == RESPONSE_KIND else action_from_record(r) for r in decoded]
     assert any(a is None for a in columns.actions)
+
+
+def _renumbered(records: list[dict[str, Any]], offset: int) -> list[dict[str, Any]]:
+    """The trace with every opaque moved by ``offset``, as another broker would number its requests."""
+    out = []
+    for r in records:
+        r = dict(r)
+        if r.get("request_id") is not None:
+            r["request_id"] += offset
+        if r.get("responses"):
+            r["responses"] = [{**x, "request_id": x["request_id"] + offset} for x in r["responses"]]
+        out.append(r)
+    return out
+
+
+def test_an_event_the_spec_cannot_take_is_explained_by_its_guard_the_fields_it_read_and_the_steps_allowed() -> None:
+    """The explanation names the failed guard's condition, lists the steps the spec allows instead,
+    shows only the state fields that guard reads, and names requests by the trace's own opaques."""
+    [result] = replay_records(_renumbered(_records("broken-no_queue_over_capacity.jsonl"), 7000))
+    d = result.divergence
+    assert d is not None and d.kind == "not enabled"
+    assert d.observed == "DispatchQueuesTask(io_thread=0), whose guard does not hold: all core threads exist and the queue has room."
+    assert "DispatchRejectsOverload(io_thread=0)" in d.expected
+    assert [part.split("=")[0] for part in d.state.split("; ")] == ["io_threads", "executors"]
+    assert "TASK_CREATED(#7018)" in d.state and "r18" not in d.state

@@ -29,7 +29,8 @@ from spec.config import BrokerConfig
 from spec.invariants import MONITORS, STATE_CLAIMS, broken_state_claims, known_defects
 from spec.machine import ActionNotEnabled, step
 from spec.state import NO_OUTPUTS, BrokerState, Outputs, Response, initial_state
-from properties.steptable import changed_fields, describe_action, render
+from properties.steptable import changed_fields
+from traces.checking.explain import not_enabled, with_opaques
 from traces.format.records import (
     HEADER_KIND,
     RESPONSE_KIND,
@@ -109,13 +110,6 @@ class ClaimFinding:
     change: str  # what that event's step changed, before -> after
 
 
-def _render_state(s: BrokerState, names: Iterable[str]) -> str:
-    return "; ".join(f"{n}={render(n, getattr(s, n))}" for n in names)
-
-
-_STATE_FOR_KIND = ("now", "io_threads", "executors", "lock", "available_buffers", "fast_failure_phase")
-
-
 def _record_text(record: Mapping[str, Any]) -> str:
     """The event as JSON, without null fields or an empty ``responses`` (however the trace spelled "nothing")."""
     return json.dumps({k: v for k, v in record.items() if v is not None and v != []}, default=str, sort_keys=True)
@@ -166,13 +160,8 @@ class Replayer:
         try:
             after, out = step(self.config, s, action)  # the guard is checked once, by step
         except ActionNotEnabled:
-            return self._divergence(
-                seq,
-                "not enabled",
-                f"an action the spec allows here; {describe_action(action)} is not",
-                f"{describe_action(action)}",
-                _render_state(s, _STATE_FOR_KIND),
-            )
+            expected, why, state = not_enabled(self.config, s, action, self.opaque_of)
+            return self._divergence(seq, "not enabled", expected, why, state)
         if isinstance(action, RequestArrives):
             assert opaque is not None  # validation: a RequestArrives carries its request_id
             if opaque in self.id_of:
@@ -187,11 +176,11 @@ class Replayer:
                 "responses differ",
                 self._show((r.request_id, int(r.code), r.remark) for r in written),
                 self._show(observed),
-                "; ".join(f"{n}: {b} -> {a}" for n, b, a in changed_fields(s, after)),
+                with_opaques("; ".join(f"{n}: {b} -> {a}" for n, b, a in changed_fields(s, after)), self.opaque_of),
             )
         for claim in self._broken_claims(s, action, after, out):
             if claim not in self.findings:
-                change = "; ".join(f"{n}: {b} -> {a}" for n, b, a in changed_fields(s, after))
+                change = with_opaques("; ".join(f"{n}: {b} -> {a}" for n, b, a in changed_fields(s, after)), self.opaque_of)
                 self.findings[claim] = ClaimFinding(claim, seq, claim in self.known, change)
                 if claim not in self.known and self.unexpected is None:
                     self.unexpected = self._divergence(seq, "claim broken", "every claim the release keeps holds", claim, change)
