@@ -17,6 +17,7 @@ from traces.format.project import project
 from traces.format.read import TraceInputError, raw_records, validate
 from traces.format.records import HEADER_KIND, RESPONSE_KIND, Observation, header_from_record
 from traces.format.write import TraceWriter
+from traces.recording.examples import EXAMPLES
 from traces.recording.record import record_workload
 
 #: Small budgets: a test trace is short, and a search that needs more is a finding to look at.
@@ -147,3 +148,32 @@ def test_validation_refuses_a_partial_trace_whose_time_goes_back(tmp_path: Path,
         validate([str(out)])
     [problem] = refused.value.problems
     assert "field 'ts'" in str(problem) and f"seq {projected[i]['seq']}" in str(problem) and "back.{}".format(suffix) in str(problem)
+
+
+#: What the partial replay finds in each broken example projected to queues: a violation where the
+#: defect shows in what queues records, conformant where it hides in the steps queues leaves out
+#: (docs/trace-format.md has the table, with black-box beside it).
+QUEUES_VERDICTS = {
+    "begin_time_zero_when_lock_free": "conformant",  # 5.3.3's own defect, and the lock is not shown
+    "buffers_conserved_and_returned_only_at_full_commit": "conformant",  # the pool is not shown
+    "each_request_is_answered_exactly_once": "violation",
+    "fast_failure_runs_10ms_apart_while_enabled": "violation",
+    "fifo_service_per_queue": "violation",
+    "limiter_decisions_as_the_bucket_says": "violation",
+    "lock_held_by_one_writer_at_a_time": "conformant",  # the put lock is not shown
+    "no_queue_over_capacity": "violation",
+    "no_response_before_its_request": "violation",
+    "pcbusy_only_while_busy": "violation",  # no run of the spec is busy at that answer
+    "rejectrequest_only_while_busy_or_deficient": "violation",
+    "responses_carry_the_profile_codes_and_remarks": "violation",
+    "timeout_only_after_the_queue_wait": "violation",
+}
+
+
+@pytest.mark.parametrize("rule", sorted(QUEUES_VERDICTS))
+def test_each_broken_example_projected_to_queues_is_a_violation_exactly_where_its_defect_shows(rule: str) -> None:
+    records = [r for _, r in raw_records(EXAMPLES / f"broken-{rule}.jsonl")]
+    projected, result = _search(records, Observation.QUEUES)
+    assert result.verdict == QUEUES_VERDICTS[rule], result.detail
+    if result.verdict == "conformant":
+        _witness_follows_the_spec(projected, result)
