@@ -12,8 +12,11 @@ per-topic token bucket with a circuit breaker of source 004 (:mod:`spec.limiter`
 off by default).
 
 Reading order. :mod:`spec.codes` (the wire vocabulary) → :mod:`spec.profiles` (versions as
-data) → :mod:`spec.config` → :mod:`spec.state` → the actors' modules → the actors' modules →
-:mod:`spec.machine` (``enabled``/``step``) → :mod:`spec.invariants` (the claims).
+data) → :mod:`spec.config` → :mod:`spec.state` (the state, and a step's outputs) →
+:mod:`spec.actors` (who takes each action) → the actors' modules, each action declared beside
+its guard and effect (:mod:`spec.remoting`, :mod:`spec.workers`, :mod:`spec.commitservice`,
+:mod:`spec.fastfailure`, :mod:`spec.environment`) → :mod:`spec.machine` (``enabled``/``step``)
+→ :mod:`spec.invariants` (the claims and the monitors).
 
 Sources. ``../shared/rocketmq/semantics.md`` (a digest of apache/rocketmq 4.0.0–5.3.3 and
 HEAD, with file paths; abbreviations R/, B/, S/, C/, CL/ as defined there) and the five source
