@@ -39,6 +39,13 @@ class ExecutorConfig:
     capacity: int | None  # *QueueCapacity; None = unbounded LinkedBlockingQueue
 
 
+#: The token bucket's rates the spec computes with: a permit every 1000 s at the least, a billion a
+#: second at the most. Beyond them the bucket's doubles leave the range its arithmetic is exact in
+#: (an infinite rate divides by a zero interval; a rate of 1e-320 a second has an infinite one), so
+#: a header outside is refused rather than judged.
+QPS_RANGE = (1e-3, 1e9)
+
+
 @record
 class RateLimitConfig:
     """The per-topic limiter of source 004 (an extension: no RocketMQ release has it)."""
@@ -116,6 +123,14 @@ class BrokerConfig:
             problems.append(f"mapped_file_size={self.mapped_file_size} must be >= 1")
         if self.transient_store_pool_size < 0:
             problems.append(f"transient_store_pool_size={self.transient_store_pool_size} must be >= 0")
+        for name in ("default_qps", "send_msg_back_qps"):
+            qps = getattr(self.rate_limit, name)
+            if not QPS_RANGE[0] <= qps <= QPS_RANGE[1]:  # false for NaN too
+                problems.append(
+                    f"rate_limit.{name}={qps} must be a number from {QPS_RANGE[0]:g} to {QPS_RANGE[1]:g} permits a second"
+                )
+        if self.rate_limit.circuit_breaker_open_micros < 0:
+            problems.append(f"rate_limit.circuit_breaker_open_micros={self.rate_limit.circuit_breaker_open_micros} must be >= 0")
         for e in self.executors:
             if e.threads < 1:
                 problems.append(f"executors[{e.name.value}].threads={e.threads} must be >= 1")

@@ -221,6 +221,9 @@ def rate_limit_handler_admits(config: BrokerConfig, s: BrokerState, a: RateLimit
     """Effect: the bucket records the permit; ``ctx.fireChannelRead(cmd)`` passes the request on.
 
     Source: 004 RateLimitHandler.channelRead0 and TokenBucketRateLimiter.acquire (section 四.5).
+    Simplification: the bucket reads the broker's millisecond clock (:func:`limiter_decision`),
+    where Guava's stopwatch counts microseconds: an outside comparison with Guava 31 found about
+    0.3% of decisions differ for that reason alone, and none otherwise.
     """
     request = _at_limiter(config, s, a.io_thread)
     assert request is not None
@@ -251,6 +254,8 @@ def rate_limit_handler_throttles(config: BrokerConfig, s: BrokerState, a: RateLi
 
     ``ctx.writeAndFlush(response)`` has no oneway check, so oneway requests are answered too.
     Source: 004 RateLimitHandler.channelRead0 (section 四.5).
+    Simplification: as for :func:`rate_limit_handler_admits`, the millisecond clock (about 0.3% of
+    decisions differ from Guava's microsecond stopwatch).
     """
     request = _at_limiter(config, s, a.io_thread)
     assert request is not None

@@ -110,3 +110,38 @@ def test_a_mixture_of_good_and_bad_files_names_only_the_bad(good: list[Record], 
     _write(tmp_path / "b-bad.jsonl", [{**r, "trace_id": "t2"} for r in good[:2]] + [{**good[2], "trace_id": "t3"}])
     message = _refused([str(tmp_path)])
     assert "b-bad.jsonl:3" in message and "a-good.jsonl" not in message
+
+
+@pytest.mark.parametrize("qps", ["Infinity", "-Infinity", "NaN", "1e-320", "0", "-5", "1e300"])
+def test_a_limiter_rate_the_bucket_cannot_compute_with_is_refused_naming_the_field(good: list[Record], tmp_path: Path, qps: str) -> None:
+    """A real broker's header may hold any number; one the token bucket's arithmetic cannot take
+    (an infinite rate divides by a zero interval) is invalid input, never a crash of the check."""
+    header = {**good[0], "config": {**good[0]["config"], "rate_limit": {**good[0]["config"]["rate_limit"], "default_qps": float(qps)}}}
+    text = _refused([str(_write(tmp_path / "t.jsonl", [header, *good[1:]]))])
+    assert "t.jsonl:1" in text and "rate_limit.default_qps" in text and "permits a second" in text
+
+
+def test_the_limiter_rates_at_the_ends_of_the_range_are_accepted(good: list[Record], tmp_path: Path) -> None:
+    for qps in (1e-3, 1e9):
+        header = {**good[0], "config": {**good[0]["config"], "rate_limit": {**good[0]["config"]["rate_limit"], "default_qps": qps}}}
+        validate([str(_write(tmp_path / f"t{qps}.jsonl", [header, *good[1:]]))])
+
+
+def test_the_limiter_at_the_ends_of_the_range_judges_without_crashing() -> None:
+    """The retry storm's recorded decisions, judged as if the limiter ran at the slowest and the
+    fastest rate accepted: both are violations (the trace's decisions were taken at other rates),
+    computed by the replay and by the limiter rule alike, with no arithmetic error."""
+    from traces.checking.replay import replay_records
+    from traces.checking.scan import scan_trace
+    from traces.format.records import header_from_record
+    from traces.recording.examples import EXAMPLES
+
+    from scan_oracle import events_table
+
+    rows = [json.loads(line) for line in (EXAMPLES / "conformant-retry-storm-limited.jsonl").read_text().splitlines()]
+    for qps in (1e-3, 1e9):
+        limits = {**rows[0]["config"]["rate_limit"], "default_qps": qps, "send_msg_back_qps": qps}
+        header = {**rows[0], "config": {**rows[0]["config"], "rate_limit": limits}}
+        [result] = replay_records([header, *rows[1:]])
+        assert result.verdict == "violation" and result.divergence is not None
+        assert scan_trace(header_from_record(header), events_table(rows[1:]))["limiter_decisions_as_the_bucket_says"].violations > 0
