@@ -19,7 +19,7 @@ A failure raises :class:`LockstepFailure`, whose message names the check, shows 
 actual, and prints the implementation's run as a step table.
 
 The implementation is anything with the :class:`BrokerUnderTest` methods; the harness never
-reaches into it, so a mutant only has to subclass the reference and override one method.
+reaches into it, so a mutant only has to override one method of one part of the reference.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """Mutants: deliberately wrong reference brokers, each a real bug class, each of which must be caught.
 
-Every mutant subclasses :class:`reference.broker.Broker` and overrides one method. Its docstring
+Every mutant subclasses one part of the reference broker (the remoting server, an executor, the
+commit log, fast failure, ...) and overrides one method; :meth:`reference.broker.Broker.with_part`
+builds the broker that uses it. Its docstring
 names the bug and ``expected`` names the claim or check that should catch it; ``benches`` (and
 ``versions``) say which lockstep machines to run, and ``scenarios`` which named scenarios may
 catch it when the machines cannot reach the difference.
@@ -24,11 +26,20 @@ from properties.benches import BENCHES
 from properties.lockstep import ACCEPTS_INPUT, REFINEMENT, SAME_ACTION, STAYS_PUT, LockstepFailure
 from properties.machines import lockstep_machine, run_machine
 from properties.scenarios import SCENARIOS
-from reference.broker import Broker, Writer
+from reference.broker import Broker
+from reference.commitlog import CommitLog
+from reference.commitservice import CommitRealTimeService
+from reference.executor import BrokerFixedThreadPoolExecutor, WorkerThread
+from reference.fastfailure import BrokerFastFailure
+from reference.messagestore import DefaultMessageStore
+from reference.processors import SendMessageProcessor
 from reference.ratelimit import TokenBucketRateLimiter
-from reference.remoting import FixedThreadPoolExecutor, QueueItem, RequestTask, WorkerThread, cast_runnable
-from reference.store import MappedFile
-from spec.codes import ResponseCode, ResponseKind
+from reference.ratelimithandler import RateLimitHandler
+from reference.remoting import NettyRemotingServer, Writer
+from reference.requests import QueueItem, RemotingCommand, RequestTask, cast_runnable
+from reference.store import MappedFile, TransientStorePool
+from spec.actors import Action
+from spec.codes import RequestCode, ResponseCode, ResponseKind
 from spec.profiles import PROFILES, ExecutorName
 
 ALL = tuple(sorted(PROFILES))
@@ -36,7 +47,7 @@ ALL = tuple(sorted(PROFILES))
 # -- Dispatch --------------------------------------------------------------------------------------------
 
 
-class OverloadAnsweredToOneway(Broker):
+class OverloadAnsweredToOneway(NettyRemotingServer):
     """[OVERLOAD] written to a oneway request (the dispatcher's ``!isOnewayRPC()`` guard forgotten)."""
 
     expected = REFINEMENT
@@ -46,7 +57,7 @@ class OverloadAnsweredToOneway(Broker):
         return True if kind is ResponseKind.OVERLOAD else super().oneway_answer_written(writer, kind)
 
 
-class RejectRequestAnsweredToOnewayIn533(Broker):
+class RejectRequestAnsweredToOnewayIn533(NettyRemotingServer):
     """[REJECTREQUEST] written to a oneway request in 5.1.0+, where writeResponse drops it (corner 8)."""
 
     expected = REFINEMENT
@@ -58,27 +69,27 @@ class RejectRequestAnsweredToOnewayIn533(Broker):
         return True if kind is ResponseKind.REJECT_REQUEST else super().oneway_answer_written(writer, kind)
 
 
-class QueueCapacityOffByOne(Broker):
+class QueueCapacityOffByOne(BrokerFixedThreadPoolExecutor):
     """``offer`` accepts one element past the capacity (``<=`` for ``<``): the bound lets one more in."""
 
     expected = "no_queue_exceeds_its_capacity"
     benches = ("dispatch",)
 
-    def queue_has_room(self, executor: FixedThreadPoolExecutor) -> bool:
-        return executor.capacity is None or len(executor.queue) <= executor.capacity
+    def queue_has_room(self) -> bool:
+        return self.capacity is None or len(self.queue) <= self.capacity
 
 
-class SubmitAlwaysQueues(Broker):
+class SubmitAlwaysQueues(BrokerFixedThreadPoolExecutor):
     """A submit never starts a core thread (corner 9 ignored): tasks queue with no thread to run them."""
 
     expected = SAME_ACTION
     benches = ("lock",)  # two send threads: the second submit must start a thread
 
-    def should_start_worker(self, executor: FixedThreadPoolExecutor) -> bool:
-        return False if executor.workers else super().should_start_worker(executor)
+    def should_start_worker(self) -> bool:
+        return False if self.workers else super().should_start_worker()
 
 
-class RejectRemarkWithASpace(Broker):
+class RejectRemarkWithASpace(NettyRemotingServer):
     """The rust port's ``[REJECT REQUEST]`` remark, with a space (semantics.md 8.2)."""
 
     expected = "responses_carry_the_profile_code_and_remark"
@@ -92,7 +103,7 @@ class RejectRemarkWithASpace(Broker):
 # -- Busy detection and the put lock ------------------------------------------------------------------
 
 
-class BusyBoundNonStrict(Broker):
+class BusyBoundNonStrict(DefaultMessageStore):
     """``diff >= osPageCacheBusyTimeOutMills`` for ``>``: the broker turns busy one millisecond early."""
 
     expected = "pcbusy_answers_only_while_busy"
@@ -102,22 +113,22 @@ class BusyBoundNonStrict(Broker):
     scenarios = ("send_queue_backed_up_past_200ms_times_out",)
 
     def is_os_page_cache_busy(self) -> bool:
-        begin = self.begin_time_in_lock
-        return begin != 0 and self.config.os_page_cache_busy_timeout_ms <= self.now - begin < 10_000_000
+        begin = self.commit_log.begin_time_in_lock
+        return begin != 0 and self.broker.config.os_page_cache_busy_timeout_ms <= self.broker.now - begin < 10_000_000
 
 
-class IdleLockCountsAsBusy(Broker):
+class IdleLockCountsAsBusy(DefaultMessageStore):
     """``beginTimeInLock == 0`` not treated as idle: on a small clock ``now - 0`` looks like a long hold (corner 2)."""
 
     expected = SAME_ACTION
     benches = ("lock", "whole")
 
     def is_os_page_cache_busy(self) -> bool:
-        diff = self.now - self.begin_time_in_lock
-        return self.config.os_page_cache_busy_timeout_ms < diff < 10_000_000
+        diff = self.broker.now - self.commit_log.begin_time_in_lock
+        return self.broker.config.os_page_cache_busy_timeout_ms < diff < 10_000_000
 
 
-class ResetMissingOnExceptionPath(Broker):
+class ResetMissingOnExceptionPath(CommitLog):
     """4.9.3–4.9.8 without fix c6aeb782e5: an exception inside the lock leaves beginTimeInLock set."""
 
     expected = "begin_time_is_zero_when_lock_is_free"
@@ -128,7 +139,7 @@ class ResetMissingOnExceptionPath(Broker):
         return False
 
 
-class PcSynchronizedCodeOfOldVersions(Broker):
+class PcSynchronizedCodeOfOldVersions(SendMessageProcessor):
     """[PC_SYNCHRONIZED] answered SYSTEM_ERROR in 5.3.0+, where ISSUE #8053 made it SYSTEM_BUSY."""
 
     expected = "responses_carry_the_profile_code_and_remark"
@@ -136,25 +147,25 @@ class PcSynchronizedCodeOfOldVersions(Broker):
     versions = ("5.3.3",)
     scenarios = ("slow_put_answers_pc_synchronized",)
 
-    def page_cache_busy_answer(self, code: object) -> tuple[ResponseCode, str]:
-        _, remark = super().page_cache_busy_answer(code)  # type: ignore[arg-type]
+    def page_cache_busy_answer(self, code: RequestCode) -> tuple[ResponseCode, str]:
+        _, remark = super().page_cache_busy_answer(code)
         return ResponseCode.SYSTEM_ERROR, remark
 
 
 # -- TransientStorePool and the commit service ------------------------------------------------------
 
 
-class BufferReturnedToTail(Broker):
+class BufferReturnedToTail(TransientStorePool):
     """``offerLast`` for ``offerFirst``: buffers are reused FIFO instead of LIFO (corner 32)."""
 
     expected = REFINEMENT
     benches = ("pool",)
 
     def return_buffer(self, buffer: int) -> None:
-        self.transient_store_pool.available_buffers.append(buffer)
+        self.available_buffers.append(buffer)
 
 
-class BufferReturnedTwice(Broker):
+class BufferReturnedTwice(TransientStorePool):
     """A buffer offered back twice (no duplicate check in Java): two files will write one memory region."""
 
     expected = "lent_and_available_buffers_partition_the_pool"
@@ -165,17 +176,17 @@ class BufferReturnedTwice(Broker):
         super().return_buffer(buffer)
 
 
-class DeficientWhenOneLeft(Broker):
+class DeficientWhenOneLeft(DefaultMessageStore):
     """Deficiency as "few left" (``<= 1``) instead of exactly zero (corner 30)."""
 
     expected = "reject_request_answers_only_while_busy_or_deficient"
     benches = ("pool",)
 
     def is_transient_store_pool_deficient(self) -> bool:
-        return self.config.pool_enabled and self.transient_store_pool.available_buffer_nums() <= 1
+        return self.broker.config.pool_enabled and self.transient_store_pool.available_buffer_nums() <= 1
 
 
-class BufferReturnedAfterEveryCommit(Broker):
+class BufferReturnedAfterEveryCommit(CommitRealTimeService):
     """rocketmq-rust (by reading): the buffer goes back after every commit, not when the file is full."""
 
     expected = STAYS_PUT  # the commit service moves when the spec says it has nothing to do
@@ -185,7 +196,7 @@ class BufferReturnedAfterEveryCommit(Broker):
         return True
 
 
-class EmptyPoolFailsInsteadOfMmap(Broker):
+class EmptyPoolFailsInsteadOfMmap(TransientStorePool):
     """rocketmq-rust: creating a file with an empty pool fails ("no available buffer"); Java writes to the mmap."""
 
     expected = ACCEPTS_INPUT
@@ -201,7 +212,7 @@ class EmptyPoolFailsInsteadOfMmap(Broker):
 # -- BrokerFastFailure -------------------------------------------------------------------------------
 
 
-class StrictTimeoutTest(Broker):
+class StrictTimeoutTest(BrokerFastFailure):
     """``behind > maxWait`` for ``>=`` (corner 20): a task exactly at its wait is left queued."""
 
     expected = SAME_ACTION
@@ -212,7 +223,7 @@ class StrictTimeoutTest(Broker):
         return now - task.create_timestamp > max_wait_ms
 
 
-class PcbusyDrainChecksAge(Broker):
+class PcbusyDrainChecksAge(BrokerFastFailure):
     """Phase 1 with an age check (corner 13): only sends older than the send wait are drained while busy."""
 
     expected = SAME_ACTION
@@ -223,10 +234,10 @@ class PcbusyDrainChecksAge(Broker):
 
     def phase_one_takes(self, head: QueueItem) -> bool:
         task = cast_runnable(head)
-        return task is None or self.is_expired(task, self.now, self.wait_for(ExecutorName.SEND))
+        return task is None or self.is_expired(task, self.broker.now, self.wait_for(ExecutorName.SEND))
 
 
-class CleansPastYoungHead(Broker):
+class CleansPastYoungHead(BrokerFastFailure):
     """The scan looks past a young head for an older task (timestamps are not monotone, corner 21)."""
 
     expected = SAME_ACTION
@@ -243,7 +254,7 @@ class CleansPastYoungHead(Broker):
         return None
 
 
-class StoppedHeadSkipped(Broker):
+class StoppedHeadSkipped(BrokerFastFailure):
     """rocketmq-rust: a completed or foreign head is skipped and the expired task behind it cleaned (corner 22)."""
 
     expected = SAME_ACTION
@@ -259,7 +270,7 @@ class StoppedHeadSkipped(Broker):
         return None
 
 
-class OneNowPerScan(Broker):
+class OneNowPerScan(BrokerFastFailure):
     """rocketmq-rust: ``now`` read once per run, not for every head (corner 25)."""
 
     expected = "timeout_answers_only_after_the_queue_wait"  # the remark's period is not now - createTimestamp
@@ -270,7 +281,7 @@ class OneNowPerScan(Broker):
         return run_started_at
 
 
-class QueueSizeBeforeRemoval(Broker):
+class QueueSizeBeforeRemoval(BrokerFastFailure):
     """rocketmq-rust: the remark's "size of queue" counts the removed task too (corner 18)."""
 
     expected = "pcbusy_answers_only_while_busy"  # both remarks report the size; phase 1 comes first
@@ -281,7 +292,7 @@ class QueueSizeBeforeRemoval(Broker):
         return len(queue) + 1
 
 
-class ScanCappedAt256(Broker):
+class ScanCappedAt256(BrokerFastFailure):
     """rocketmq-rust: at most 256 heads per queue per run (DEFAULT_SCAN_BATCH_LIMIT); Java has no cap."""
 
     expected = SAME_ACTION
@@ -293,17 +304,17 @@ class ScanCappedAt256(Broker):
         return 256
 
 
-class FixedDelaySchedule(Broker):
+class FixedDelaySchedule(BrokerFastFailure):
     """rocketmq-rust: fixed delay (the next run one period after this one ends) instead of fixed rate (corner 27)."""
 
     expected = REFINEMENT
     benches = ("fastfailure", "whole")
 
     def next_fast_failure_run(self, scheduled: int) -> int:
-        return self.now + self.config.fast_failure_period_ms
+        return self.broker.now + self.broker.config.fast_failure_period_ms
 
 
-class SwitchIgnored(Broker):
+class SwitchIgnored(BrokerFastFailure):
     """brokerFastFailureEnable ignored (4.0.0–4.1.0 behaviour in a 4.2.0+ broker)."""
 
     expected = SAME_ACTION
@@ -314,7 +325,7 @@ class SwitchIgnored(Broker):
         return True
 
 
-class StopRunTaskStillRuns(Broker):
+class StopRunTaskStillRuns(BrokerFixedThreadPoolExecutor):
     """``RequestTask.run`` without the ``if (!stopRun)`` check: a task answered [TIMEOUT_CLEAN_QUEUE] still
     writes its message (corner 26). No broker path queues a stopRun task, so only the white-box
     scenario, like RocketMQ's unit test, reaches it."""
@@ -327,14 +338,14 @@ class StopRunTaskStillRuns(Broker):
         return True
 
 
-class TakeWithoutBookkeeping(Broker):
+class TakeWithoutBookkeeping(BrokerFixedThreadPoolExecutor):
     """A worker takes the head without keeping it as its current task: the request is lost, never answered."""
 
     expected = "every_request_is_in_exactly_one_place"
     benches = ("whole", "dispatch")
 
-    def _get_task(self, executor: FixedThreadPoolExecutor, worker: WorkerThread) -> object:  # type: ignore[override]
-        action = super()._get_task(executor, worker)
+    def get_task(self, worker: WorkerThread) -> Action:
+        action = super().get_task(worker)
         worker.task = None
         return action
 
@@ -354,7 +365,7 @@ class _GuavaTryAcquire(TokenBucketRateLimiter):
         return True
 
 
-class CanAcquireBeforeReserve(Broker):
+class CanAcquireBeforeReserve(RateLimitHandler):
     """The limiter as plain Guava (canAcquire, then reserve) instead of the article's reserve-then-break."""
 
     expected = REFINEMENT
@@ -362,23 +373,21 @@ class CanAcquireBeforeReserve(Broker):
     scenarios = ("retry_storm_with_rate_limit_serves_other_topics",)
 
     def create_rate_limiter(self, permits_per_second: float) -> TokenBucketRateLimiter:
-        limiter = _GuavaTryAcquire(permits_per_second, self.now, self.config.rate_limit.circuit_breaker_open_micros)
-        return limiter
+        return _GuavaTryAcquire(permits_per_second, self.broker.now, self.broker.config.rate_limit.circuit_breaker_open_micros)
 
 
-class RetryTopicNotLimited(Broker):
+class RetryTopicNotLimited(RateLimitHandler):
     """The limiter skips %RETRY% topics (as PR #7298's pipeline does): the retry storm is not limited."""
 
     expected = SAME_ACTION
     benches = ("limiter",)
     scenarios = ("retry_storm_with_rate_limit_serves_other_topics",)
 
-    def rate_limit_applies(self, command: object) -> bool:
-        topic = getattr(command, "topic", "")
-        return super().rate_limit_applies(command) and not topic.startswith("%RETRY%")  # type: ignore[arg-type]
+    def rate_limit_applies(self, command: RemotingCommand) -> bool:
+        return super().rate_limit_applies(command) and not command.topic.startswith("%RETRY%")
 
 
-MUTANTS: tuple[type[Broker], ...] = (
+MUTANTS: tuple[type, ...] = (
     OverloadAnsweredToOneway,
     RejectRequestAnsweredToOnewayIn533,
     QueueCapacityOffByOne,
@@ -433,8 +442,9 @@ class Verdict:
     seconds: float  # time to the first failure (or of the whole attempt)
 
 
-def judge(mutant: type[Broker]) -> Verdict:
+def judge(mutant: type) -> Verdict:
     """Run ``mutant``'s machines, then its scenarios, until one catches it."""
+    broker = Broker.with_part(mutant)
     started = time.perf_counter()
     versions = getattr(mutant, "versions", ALL)
     tried: list[str] = []
@@ -443,7 +453,7 @@ def judge(mutant: type[Broker]) -> Verdict:
             where = f"{bench} machine, {version}"
             tried.append(where)
             try:
-                run_machine(lockstep_machine(BENCHES[bench], PROFILES[version], mutant), MUTANT_SETTINGS)
+                run_machine(lockstep_machine(BENCHES[bench], PROFILES[version], broker), MUTANT_SETTINGS)
             except LockstepFailure as e:
                 return Verdict(mutant.__name__, e.check, where, time.perf_counter() - started)
     for name in getattr(mutant, "scenarios", ()):
@@ -452,7 +462,7 @@ def judge(mutant: type[Broker]) -> Verdict:
             where = f"scenario {name}, {version}"
             tried.append(where)
             try:
-                scenario.run(PROFILES[version], mutant)
+                scenario.run(PROFILES[version], broker)
             except LockstepFailure as e:
                 return Verdict(mutant.__name__, e.check, where, time.perf_counter() - started)
             except AssertionError as e:

@@ -15,7 +15,7 @@ from typing import Any
 from properties.lockstep import BrokerFactory, LockstepRun
 from spec.actors import COMMIT_SERVICE, FAST_FAILURE, IoThreadId, ThreadId, WorkerId
 from reference.broker import Broker
-from reference.remoting import FutureTaskExt, RemotingCommand, RequestTask
+from reference.requests import FutureTaskExt, RemotingCommand, RequestTask
 from spec import client, state
 from spec.environment import ClockAdvances, InternalTaskSubmitted, OperatorSetsFastFailureEnable, OperatorSetsQueueWait
 from spec.fastfailure import FastFailureStartsRun
@@ -467,7 +467,7 @@ def cancelled_task_does_nothing(profile: Profile, factory: BrokerFactory) -> Non
     task = RequestTask(RemotingCommand(request_id, RequestCode.SEND_MESSAGE, TOPIC, False), d.now)
     task.stop_run = True
     broker.executors[SEND].queue.append(FutureTaskExt(task))
-    broker.next_request_id += 1
+    broker.remoting.next_request_id += 1
     cancelled = state.RequestTask(state.Request(request_id, RequestCode.SEND_MESSAGE, TOPIC, False), d.now, stop_run=True)
     spec_send = d.run.spec.executor(SEND)
     d.run.adopt(

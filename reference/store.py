@@ -1,8 +1,8 @@
 """The store's data structures: the two put locks, mapped files, and the TransientStorePool.
 
 These hold state and do what their Java namesakes do; the decisions that tie them together
-(when the store is busy, when a buffer is due back) are :class:`reference.broker.Broker`'s
-overridable methods.
+(when the store is busy, when a buffer is due back) belong to :mod:`reference.messagestore`,
+:mod:`reference.commitlog` and :mod:`reference.commitservice`.
 
 Sources: S/PutMessageSpinLock.java, S/PutMessageReentrantLock.java, S/MappedFile.java,
 S/MappedFileQueue.java, S/TransientStorePool.java (semantics.md 2.4, 3.2, 3.5).
@@ -157,3 +157,11 @@ class TransientStorePool:
 
     def available_buffer_nums(self) -> int:
         return len(self.available_buffers)
+
+    def borrow_buffer(self) -> int | None:
+        """``borrowBuffer``: ``pollFirst`` (null, never blocking, when empty)."""
+        return self.available_buffers.popleft() if self.available_buffers else None
+
+    def return_buffer(self, buffer: int) -> None:
+        """``returnBuffer``: ``offerFirst``, so reuse is LIFO (corner 32)."""
+        self.available_buffers.appendleft(buffer)

@@ -28,10 +28,20 @@ def test_mutant_is_caught(mutant: type) -> None:
     assert verdict.caught_by == getattr(mutant, "expected"), f"{mutant.__name__} caught by {verdict.caught_by} in {verdict.where}"
 
 
-def test_every_mutant_overrides_one_reference_method() -> None:
-    from reference.broker import Broker
+def test_every_mutant_overrides_one_method_of_one_part() -> None:
+    from reference.broker import PART_SLOTS, Broker
 
     for mutant in mutants.MUTANTS:
+        parts = [base for _, base in PART_SLOTS if issubclass(mutant, base)]
+        assert len(parts) == 1, f"{mutant.__name__} extends {parts}, not one part of the broker"
         own = [n for n, v in vars(mutant).items() if callable(v) and not n.startswith("__")]
-        assert len(own) == 1 and hasattr(Broker, own[0]), f"{mutant.__name__} overrides {own}"
+        assert len(own) == 1 and hasattr(parts[0], own[0]), f"{mutant.__name__} overrides {own}"
         assert mutant.__doc__, f"{mutant.__name__} has no docstring naming its bug"
+        assert issubclass(Broker.with_part(mutant), Broker)
+
+
+def test_a_class_that_is_no_part_is_refused() -> None:
+    from reference.broker import Broker
+
+    with pytest.raises(TypeError, match="extends none of the broker's parts"):
+        Broker.with_part(int)

@@ -30,7 +30,7 @@ def test_reference_refines_the_spec(bench: str, version: str) -> None:
 
 def test_a_discrepancy_names_the_claim_and_prints_the_step_table() -> None:
     config = BENCHES["lock"].configs(PROFILES["4.9.8"])[0]
-    run = LockstepRun(config, ResetMissingOnExceptionPath, BENCHES["lock"].env)
+    run = LockstepRun(config, Broker.with_part(ResetMissingOnExceptionPath), BENCHES["lock"].env)
     run.take(RequestArrives(0, RequestCode.SEND_MESSAGE, "TopicA", False))
     while run.spec.lock.holder is None:
         io_step = run.spec_step_of(IoThreadId(0))

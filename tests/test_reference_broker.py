@@ -99,14 +99,14 @@ def _into_put_lock(broker: Broker) -> None:
 def test_busy_window_is_open_on_both_ends() -> None:
     broker = Broker(_config())
     broker.clock_advances(50)
-    assert not broker.is_os_page_cache_busy(), "beginTimeInLock == 0 is idle whatever the clock"
+    assert not broker.message_store.is_os_page_cache_busy(), "beginTimeInLock == 0 is idle whatever the clock"
     _into_put_lock(broker)
-    begin = broker.begin_time_in_lock
+    begin = broker.message_store.commit_log.begin_time_in_lock
     assert begin == broker.now
     timeline = [(10, False), (1, True), (10_000_000 - 11 - 1, True), (1, False)]
     for advance, busy in timeline:
         broker.clock_advances(advance)
-        assert broker.is_os_page_cache_busy() is busy, f"diff {broker.now - begin} ms: expected busy={busy}"
+        assert broker.message_store.is_os_page_cache_busy() is busy, f"diff {broker.now - begin} ms: expected busy={busy}"
 
 
 # -- TransientStorePool ----------------------------------------------------------------------------
@@ -260,7 +260,7 @@ def test_a_young_head_shields_an_older_task_behind_it() -> None:
 
 @pytest.mark.parametrize(("version", "lock_class"), [("4.3.2", PutMessageSpinLock), ("4.9.8", PutMessageReentrantLock), ("5.3.3", PutMessageReentrantLock)])
 def test_each_profile_gets_its_put_lock(version: str, lock_class: type) -> None:
-    assert isinstance(Broker(_config(version)).put_message_lock, lock_class)
+    assert isinstance(Broker(_config(version)).message_store.commit_log.put_message_lock, lock_class)
 
 
 def test_the_spin_lock_is_not_reentrant_and_unlocking_it_free_is_a_no_op() -> None:
@@ -290,7 +290,7 @@ RESETS_IN_FINALLY = {"4.3.2": False, "4.9.8": True, "5.3.3": False}
 def test_an_exception_inside_the_lock_leaves_the_stamp_where_the_profile_says(version: str) -> None:
     broker = Broker(_config(version))
     _into_put_lock(broker)
-    stamp = broker.begin_time_in_lock
+    stamp = broker.message_store.commit_log.begin_time_in_lock
     broker.worker_throws_inside_lock(SEND, 0)
     lock = broker.observe().lock
     assert lock.holder is None
@@ -305,7 +305,7 @@ def test_the_ha_service_holds_the_lock_without_making_the_broker_busy() -> None:
     assert broker.step_worker(SEND, 0) == WorkerPassesPutCheck(SEND, 0)
     broker.clock_advances(100)
     assert broker.step_worker(SEND, 0) is None, "the worker waits for the lock"
-    assert not broker.is_os_page_cache_busy()
+    assert not broker.message_store.is_os_page_cache_busy()
     broker.ha_service_releases_put_lock()
     assert broker.step_worker(SEND, 0) == WorkerAcquiresPutLock(SEND, 0)
 
