@@ -50,18 +50,10 @@ from reference.remoting import IoThreadContext, NettyRemotingServer
 from reference.requests import InternalTask, QueueItem, RemotingCommand, RequestTask
 from reference.store import TransientStorePool
 from reference.threads import InjectedFault, ThreadBody
-from spec import state
+from spec import environment, state
 from spec.actors import Action
 from spec.codes import RequestCode
 from spec.config import BrokerConfig
-from spec.environment import (
-    ClockAdvances,
-    HaServiceAcquiresPutLock,
-    HaServiceReleasesPutLock,
-    InternalTaskSubmitted,
-    OperatorSetsFastFailureEnable,
-    OperatorSetsQueueWait,
-)
 from spec.limiter import TokenBucket
 from spec.profiles import ExecutorName
 from spec.putlock import HA_SERVICE, PutLock
@@ -200,14 +192,14 @@ class Broker:
         if ms <= 0:
             raise StepRefused(f"the clock only moves forward; got ms={ms}")
         self.now += ms
-        self._input(ClockAdvances(ms))
+        self._input(environment.ClockAdvances(ms))
 
     def operator_sets_fast_failure_enable(self, enabled: bool) -> None:
         """updateBrokerConfig brokerFastFailureEnable; the next run reads it."""
         if self.fast_failure_enable == enabled:
             raise StepRefused(f"brokerFastFailureEnable is already {enabled}")
         self.fast_failure_enable = enabled
-        self._input(OperatorSetsFastFailureEnable(enabled))
+        self._input(environment.OperatorSetsFastFailureEnable(enabled))
 
     def operator_sets_queue_wait(self, queue: ExecutorName, wait_ms: int) -> None:
         """updateBrokerConfig waitTimeMillsIn<queue>Queue; the next scan of that queue reads it."""
@@ -216,7 +208,7 @@ class Broker:
         if self.fast_failure.wait_for(queue) == wait_ms:
             raise StepRefused(f"the {queue.value} queue's wait is already {wait_ms} ms")
         self.queue_waits = tuple((q, wait_ms if q is queue else w) for q, w in self.queue_waits)
-        self._input(OperatorSetsQueueWait(queue, wait_ms))
+        self._input(environment.OperatorSetsQueueWait(queue, wait_ms))
 
     def internal_task_submitted(self, executor: ExecutorName) -> None:
         """Broker code submits a plain FutureTask to an executor whose threads all exist."""
@@ -230,14 +222,14 @@ class Broker:
             raise StepRefused(f"executor {executor.value}'s queue is full: submit would throw RejectedExecutionException")
         pool.queue.append(InternalTask(self.next_foreign_id))
         self.next_foreign_id += 1
-        self._input(InternalTaskSubmitted(executor))
+        self._input(environment.InternalTaskSubmitted(executor))
 
     def ha_service_acquires_put_lock(self) -> None:
         """CommitLog.appendData takes the put lock and never stamps beginTimeInLock (corner 5)."""
         lock = self.message_store.commit_log.put_message_lock
         if not lock.try_lock(HA_SERVICE):
             raise StepRefused(f"the put lock is held by {lock.holder}")
-        self._input(HaServiceAcquiresPutLock())
+        self._input(environment.HaServiceAcquiresPutLock())
 
     def ha_service_releases_put_lock(self) -> None:
         """appendData's finally: unlock."""
@@ -245,7 +237,7 @@ class Broker:
         if lock.holder != HA_SERVICE:
             raise StepRefused(f"the HA service does not hold the put lock (holder: {lock.holder})")
         lock.unlock(HA_SERVICE)
-        self._input(HaServiceReleasesPutLock())
+        self._input(environment.HaServiceReleasesPutLock())
 
     def worker_throws_inside_lock(self, executor: ExecutorName, worker: int) -> None:
         """Fault: an exception escapes the put's critical section of this worker."""

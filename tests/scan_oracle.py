@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from spec import commitservice, environment, fastfailure, remoting, workers
+from spec import commitservice, environment, fastfailure, remoting, storepool, workers
 from spec.codes import (
     OVERLOAD_REMARK,
     PC_SYNCHRONIZED_REMARK,
@@ -38,16 +38,6 @@ from spec.putlock import (
     throw_inside_lock,
 )
 from spec.remoting import route
-from spec.storepool import (
-    append_message,
-    buffers_partition_the_pool,
-    commit_file,
-    create_mapped_file,
-    file_awaiting_return,
-    file_to_commit,
-    is_transient_store_pool_deficient,
-    return_committed_buffer,
-)
 from spec.state import MappedFile
 from spec.workers import busy_answer, holder_of
 from traces.format.records import TraceHeader
@@ -208,7 +198,7 @@ class TraceScanner:
                 f["pcbusy_only_while_busy"].check(self._busy(ts), seq, lambda: f"[PCBUSY_CLEAN_QUEUE] at ts {ts} with beginTimeInLock {self.lock.begin_time_in_lock}: not busy")
             if r["remark"] == REJECT_REQUEST_REMARK and self.level >= 2:
                 busy = self._busy(ts)
-                deficient = is_transient_store_pool_deficient(self.available, self.config.pool_enabled)
+                deficient = storepool.is_transient_store_pool_deficient(self.available, self.config.pool_enabled)
                 f["rejectrequest_only_while_busy_or_deficient"].check(
                     busy or deficient, seq, lambda: f"[REJECTREQUEST] at ts {ts}: not busy (beginTimeInLock {self.lock.begin_time_in_lock}) and {len(self.available)} buffers available"
                 )
@@ -256,25 +246,25 @@ class TraceScanner:
         pool = f["buffers_conserved_and_returned_only_at_full_commit"]
         size = self.config.mapped_file_size
         if kind == workers.WorkerCreatesMappedFile.__name__:
-            self.files, self.available = create_mapped_file(self.files, self.available, self.config.pool_enabled, size)
+            self.files, self.available = storepool.create_mapped_file(self.files, self.available, self.config.pool_enabled, size)
         elif kind == commitservice.CommitServiceCommits.__name__:
-            at = file_to_commit(self.files, size)
+            at = storepool.file_to_commit(self.files, size)
             pool.check(at is not None, seq, lambda: "a commit with nothing to commit")
             if at is not None:
-                self.files = commit_file(self.files, at)
+                self.files = storepool.commit_file(self.files, at)
         elif kind == commitservice.CommitServiceReturnsBuffer.__name__:
-            at = file_awaiting_return(self.files, size)
+            at = storepool.file_awaiting_return(self.files, size)
             pool.check(at is not None, seq, lambda: f"a buffer returned while no file is committed to its size {size}: {self.files}")
             if at is not None:
-                self.files, self.available = return_committed_buffer(self.files, self.available, at)
+                self.files, self.available = storepool.return_committed_buffer(self.files, self.available, at)
         else:
             return
         total = self.config.transient_store_pool_size if self.config.pool_enabled else 0
-        pool.check(buffers_partition_the_pool(self.available, self.files, total), seq, lambda: f"available {self.available}, files {self.files}")
+        pool.check(storepool.buffers_partition_the_pool(self.available, self.files, total), seq, lambda: f"available {self.available}, files {self.files}")
 
     def _append(self, seq: int) -> None:
         if self.files and self.files[-1].wrote < self.config.mapped_file_size:
-            self.files = append_message(self.files, self.config.mapped_file_size)
+            self.files = storepool.append_message(self.files, self.config.mapped_file_size)
 
     def _limiter(self, seq: int, ts: int, kind: str, req: _Request | None) -> None:
         finding = self.findings["limiter_decisions_as_the_bucket_says"]
