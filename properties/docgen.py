@@ -22,7 +22,8 @@ from spec.actors import actor_of
 from spec.machine import ACTION_TYPES, KINDS, RULES
 from spec.invariants import ALL_CLAIMS, Claim
 from properties.models import MODELS
-from spec.profiles import PROFILES, Profile
+from spec.profiles import Profile
+from spec.releases import ADMIN_CASES, BEHAVIOURS, DEFAULT_PROFILE, EXECUTORS, PROFILES, REGISTRATIONS, RELEASES, profile
 
 DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "spec.md"
 def paragraphs(doc: str | None) -> list[str]:
@@ -139,10 +140,57 @@ def profile_rows(ps: Iterable[Profile]) -> Iterable[str]:
         values = []
         for p in ps:
             v = getattr(p, f.name)
-            if f.name in {"executor_of_code", "executors", "cleaned_queues"}:
+            if f.name == "executor_of_code":
+                v = tuple(f"{_CODE_NAMES.get(a, a)}→{_value(b)}" for a, b in v)
+            elif f.name in {"executors", "cleaned_queues"}:
                 v = tuple(f"{_value(a)}→{_value(b)}" for a, b in v)
+            elif f.name == "admin_codes":
+                v = f"{len(v)} codes"
             values.append(_cell(_value(v)))
         yield f"| `{f.name}` | " + " | ".join(values) + f" | {_cell(docs.get(f.name, ''))} |"
+
+
+_CODE_NAMES = {r.code: r.name for r in REGISTRATIONS} | {c.code: c.name for c in ADMIN_CASES}
+
+
+def _shown(field: str, value: object) -> str:
+    if field == "cleaned_queues" and isinstance(value, tuple):
+        return _value(tuple(f"{_value(q)} {w}" for q, w in value))
+    return _value(value)
+
+
+def release_rows() -> Iterable[str]:
+    """One row per release, one column per behaviour that is one value per release."""
+    names = [b.field for b in BEHAVIOURS]
+    yield "| release | " + " | ".join(f"`{n}`" for n in names) + " | executors | registered codes | admin cases |"
+    yield "|---|" + "---|" * (len(names) + 3)
+    for release in RELEASES:
+        p = profile(release)
+        cells = [_cell(_shown(n, getattr(p, n))) for n in names]
+        executors = ", ".join(_value(name) for name, _ in p.executors)
+        yield f"| {release} | " + " | ".join(cells) + f" | {executors} | {len(p.executor_of_code)} | {len(p.admin_codes)} |"
+
+
+def change_rows() -> Iterable[str]:
+    """Each change of a behaviour or an executor's defaults, with its source at that release."""
+    yield "| what | from | value | source |"
+    yield "|---|---|---|---|"
+    for b in BEHAVIOURS:
+        for first, value, source in b.changes:
+            shown = _shown(b.field, value)
+            yield f"| `{b.field}` | {first} | {_cell(shown)} | [{first}]({source}) |"
+    for row in EXECUTORS:
+        until = f"–{row.last}" if row.last else "+"
+        yield f"| executor `{row.name.value}` | {row.first}{until} | {_value(row.defaults)} | [{row.first}]({row.source}) |"
+
+
+def registration_rows() -> Iterable[str]:
+    """The processor table: each registration and the releases it is made in."""
+    yield "| code | name | executor | releases | source |"
+    yield "|---:|---|---|---|---|"
+    for r in REGISTRATIONS:
+        releases = f"{r.first}–{r.last}" if r.last else f"{r.first}+"
+        yield f"| {r.code} | `{r.name}` | {r.executor.value} | {releases} | [BrokerController.java:{r.line}]({r.source}) |"
 
 
 def corner_rows() -> Iterable[str]:
@@ -163,7 +211,7 @@ def model_rows() -> Iterable[str]:
     """The exploration models."""
     yield "| model | what it explores | purpose |"
     yield "|---|---|---|"
-    default = PROFILES[profiles.DEFAULT_PROFILE]
+    default = PROFILES[DEFAULT_PROFILE]
     for name, make in MODELS.items():
         m = make(default)
         yield f"| `{name}` | {_cell(m.description)} | {_cell(_first(make.__doc__))} |"
@@ -186,6 +234,27 @@ def generate() -> str:
         " `base+kP≤cap/capacity` (threads as a function of the processor count P; ∞ = unbounded queue).",
         "",
         *profile_rows(PROFILES.values()),
+        "",
+        "## Every release",
+        "",
+        "`spec.releases` builds the profile of every release from where each behaviour changed;"
+        " `--profile` and a trace header's `profile` accept any of them. Executors are the ones the"
+        " spec models (send, pull, litePull, query, heartbeat, endTransaction, ack, clientManage,"
+        " consumerManage, reply, loadBalance, admin) that the release has.",
+        "",
+        *release_rows(),
+        "",
+        "### Where each behaviour changed",
+        "",
+        *change_rows(),
+        "",
+        "### The processor table",
+        "",
+        "A code with no registration in a release goes to the default processor, AdminBrokerProcessor,"
+        " on the admin executor; its switch answers the release's admin cases (`spec.releases.ADMIN_CASES`,"
+        " with a source link per case) and sends any other code to its `default:` branch.",
+        "",
+        *registration_rows(),
         "",
         "## Actions",
         "",

@@ -16,7 +16,7 @@ import json
 from properties.explore import Exploration, explore
 from spec.invariants import ALL_CLAIMS, SOMETIMES
 from properties.models import MODELS, Model
-from spec.profiles import DEFAULT_PROFILE, PROFILES, profile
+from spec.releases import DEFAULT_PROFILE, RELEASES, profile
 from spec.state import initial_state
 from properties.steptable import step_table
 
@@ -116,7 +116,7 @@ def run_explore(args: argparse.Namespace) -> int:
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``explore`` to the ``flowspec`` command line."""
     ex = subparsers.add_parser("explore", help="exhaustively explore the spec's small models, checking every claim")
-    ex.add_argument("--profile", default=DEFAULT_PROFILE, choices=sorted(PROFILES))
+    ex.add_argument("--profile", default=DEFAULT_PROFILE, choices=RELEASES)
     ex.add_argument("--model", choices=sorted(MODELS), help="one model (default: all)")
     ex.add_argument("--json", action="store_true", help="print a JSON summary instead of tables")
     ex.add_argument(

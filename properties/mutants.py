@@ -40,7 +40,8 @@ from reference.requests import QueueItem, RemotingCommand, RequestTask, cast_run
 from reference.store import MappedFile, TransientStorePool
 from spec.actors import Action
 from spec.codes import RequestCode, ResponseCode, ResponseKind
-from spec.profiles import PROFILES, ExecutorName
+from spec.profiles import ExecutorName
+from spec.releases import PROFILES
 
 ALL = tuple(sorted(PROFILES))
 
@@ -147,7 +148,7 @@ class PcSynchronizedCodeOfOldVersions(SendMessageProcessor):
     versions = ("5.3.3",)
     scenarios = ("slow_put_answers_pc_synchronized",)
 
-    def page_cache_busy_answer(self, code: RequestCode) -> tuple[ResponseCode, str]:
+    def page_cache_busy_answer(self, code: int) -> tuple[ResponseCode, str]:
         _, remark = super().page_cache_busy_answer(code)
         return ResponseCode.SYSTEM_ERROR, remark
 

@@ -32,7 +32,8 @@ from spec.codes import (
 )
 from spec.config import BrokerConfig, RateLimitConfig, broker_config
 from spec.machine import Environment
-from spec.profiles import PROFILES, ExecutorName, Profile
+from spec.profiles import ExecutorName, Profile
+from spec.releases import PROFILES
 from spec.state import FastFailurePhase, IoStage, Response, WorkerStage
 
 SEND = ExecutorName.SEND

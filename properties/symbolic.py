@@ -102,7 +102,8 @@ from spec.config import BrokerConfig, broker_config
 from spec.frozen import record
 from spec.invariants import broken_monitors, broken_state_claims
 from spec.machine import enabled, step
-from spec.profiles import PROFILES, ExecutorName, Profile
+from spec.profiles import ExecutorName, Profile
+from spec.releases import PROFILES
 from spec.putlock import FREE_LOCK, HA_SERVICE, Holder, PutLock, acquire_for_put
 from spec.state import (
     BrokerState,

@@ -52,7 +52,6 @@ from reference.store import TransientStorePool
 from reference.threads import InjectedFault, ThreadBody
 from spec import environment, state
 from spec.actors import Action
-from spec.codes import RequestCode
 from spec.config import BrokerConfig
 from spec.limiter import TokenBucket
 from spec.profiles import ExecutorName
@@ -175,14 +174,14 @@ class Broker:
 
     # ================================================================ environment inputs
 
-    def request_arrives(self, io_thread: int, code: RequestCode, topic: str, oneway: bool) -> None:
+    def request_arrives(self, io_thread: int, code: int, topic: str, oneway: bool) -> None:
         """A request is decoded on an idle remoting thread (NettyRemotingAbstract.processMessageReceived)."""
         io = self._io_thread(io_thread)
         if io.command is not None:
             raise StepRefused(f"IO thread {io_thread} is still handling request {io.command.opaque}")
         found = self.remoting.find_processor(code)
         if found is not None and found[1] not in self.executors:
-            raise StepRefused(f"code {code.name} goes to the {found[1].value} executor, which this configuration leaves out")
+            raise StepRefused(f"code {code} goes to the {found[1].value} executor, which this configuration leaves out")
         io.command = RemotingCommand(self.remoting.next_request_id, code, topic, oneway)
         self.remoting.next_request_id += 1
         self._input(RequestArrives(io_thread, code, topic, oneway))

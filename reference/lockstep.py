@@ -19,7 +19,6 @@ from spec.environment import (
     OperatorSetsFastFailureEnable,
     OperatorSetsQueueWait,
 )
-from spec.codes import RequestCode
 from spec.profiles import ExecutorName
 from spec.remoting import RateLimitHandlerFailsOpen, RequestArrives
 from spec.state import BrokerState, Outputs
@@ -29,7 +28,7 @@ from spec.workers import WorkerThrowsInsideLock
 class BrokerUnderTest(Protocol):
     """The implementation's side of the lockstep: the public methods of reference.broker.Broker."""
 
-    def request_arrives(self, io_thread: int, code: RequestCode, topic: str, oneway: bool) -> None: ...
+    def request_arrives(self, io_thread: int, code: int, topic: str, oneway: bool) -> None: ...
     def clock_advances(self, ms: int) -> None: ...
     def operator_sets_fast_failure_enable(self, enabled: bool) -> None: ...
     def operator_sets_queue_wait(self, queue: ExecutorName, wait_ms: int) -> None: ...

@@ -40,7 +40,7 @@ PutBody = Generator[Action | None, None, tuple[state.Response, Action]]
 class Processor:
     """A NettyRequestProcessor registered in the processor table."""
 
-    def __init__(self, broker: Broker, name: str, known_codes: frozenset[RequestCode] | None) -> None:
+    def __init__(self, broker: Broker, name: str, known_codes: frozenset[int] | None) -> None:
         self.broker = broker
         self.name = name
         self.known_codes = known_codes  # codes its processRequest switch answers; None = all it is registered for
@@ -75,11 +75,11 @@ class SendMessageProcessor(Processor):
         store = self.broker.message_store
         return store.is_os_page_cache_busy() or store.is_transient_store_pool_deficient()
 
-    def page_cache_busy_answer(self, code: RequestCode) -> tuple[ResponseCode, str]:
+    def page_cache_busy_answer(self, code: int) -> tuple[ResponseCode, str]:
         """OS_PAGE(_)CACHE_BUSY → [PC_SYNCHRONIZED] with the profile's code; a send-back answers
         SYSTEM_ERROR with the status name (handlePutMessageResult, semantics.md 2.6)."""
         profile = self.broker.profile
-        if code is RequestCode.CONSUMER_SEND_MSG_BACK:
+        if code == RequestCode.CONSUMER_SEND_MSG_BACK:
             return ResponseCode.SYSTEM_ERROR, profile.page_cache_busy_status
         return profile.pc_synchronized_code, PC_SYNCHRONIZED_REMARK
 
@@ -99,12 +99,12 @@ class SendMessageProcessor(Processor):
         )
 
 
-def processor_table(broker: Broker, send: SendMessageProcessor) -> dict[RequestCode, tuple[Processor, ExecutorName]]:
+def processor_table(broker: Broker, send: SendMessageProcessor) -> dict[int, tuple[Processor, ExecutorName]]:
     """``BrokerController.registerProcessor``: code → (processor, executor) for the profile."""
     serving = Processor(broker, "a processor that answers without the commit log", known_codes=None)
     return {code: (send if code in PUT_CODES else serving, executor) for code, executor in broker.profile.executor_of_code}
 
 
 def admin_broker_processor(broker: Broker) -> Processor:
-    """The default processor: AdminBrokerProcessor, whose switch knows GET_BROKER_RUNTIME_INFO."""
-    return Processor(broker, "AdminBrokerProcessor", known_codes=frozenset({RequestCode.GET_BROKER_RUNTIME_INFO}))
+    """The default processor: AdminBrokerProcessor, whose switch knows the profile's admin codes."""
+    return Processor(broker, "AdminBrokerProcessor", known_codes=broker.profile.admin_codes)

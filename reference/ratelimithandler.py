@@ -50,7 +50,7 @@ class RateLimitHandler:
         limiter = self.rate_limiter_map.get(command.topic)
         if limiter is None:  # computeIfAbsent: the creating request's code fixes the rate
             limit = self.broker.config.rate_limit
-            qps = limit.send_msg_back_qps if command.code is RequestCode.CONSUMER_SEND_MSG_BACK else limit.default_qps
+            qps = limit.send_msg_back_qps if command.code == RequestCode.CONSUMER_SEND_MSG_BACK else limit.default_qps
             limiter = self.create_rate_limiter(qps)
             self.rate_limiter_map[command.topic] = limiter
         if limiter.acquire(self.broker.now):

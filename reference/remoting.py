@@ -23,7 +23,7 @@ from reference.requests import FutureTaskExt, RemotingCommand, RequestTask
 from reference.threads import InjectedFault, ThreadBody
 from spec import state
 from spec.actors import Action
-from spec.codes import OVERLOAD_REMARK, REJECT_REQUEST_REMARK, RequestCode, ResponseCode, ResponseKind, not_supported_remark
+from spec.codes import OVERLOAD_REMARK, REJECT_REQUEST_REMARK, ResponseCode, ResponseKind, not_supported_remark
 from spec.profiles import ExecutorName
 from spec.remoting import (
     DispatchAnswersNotSupported,
@@ -132,7 +132,7 @@ class NettyRemotingServer:
 
     # ---------------------------------------------------------------- the handler threads
 
-    def find_processor(self, code: RequestCode) -> tuple[Processor, ExecutorName] | None:
+    def find_processor(self, code: int) -> tuple[Processor, ExecutorName] | None:
         """``processorTable.get(code)``, else ``defaultRequestProcessorPair``."""
         return self.processor_table.get(code, self.default_processor)
 

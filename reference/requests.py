@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from spec.codes import RequestCode
 
 
 @dataclass(frozen=True)
@@ -19,7 +18,7 @@ class RemotingCommand:
     """A decoded request command (only the fields the broker's overload path reads)."""
 
     opaque: int  # the id its response echoes
-    code: RequestCode
+    code: int  # any int: the spec names some as RequestCode
     topic: str  # the send header's topic; "" if the request has none
     oneway: bool  # isOnewayRPC()
 

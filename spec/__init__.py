@@ -11,8 +11,9 @@ buffers and the commit service that returns them (:mod:`spec.storepool`,
 per-topic token bucket with a circuit breaker of source 004 (:mod:`spec.limiter`; an extension,
 off by default).
 
-Reading order. :mod:`spec.codes` (the wire vocabulary) → :mod:`spec.profiles` (versions as
-data) → :mod:`spec.config` → :mod:`spec.state` (the state, and a step's outputs) →
+Reading order. :mod:`spec.codes` (the wire vocabulary) → :mod:`spec.profiles` (what a
+version decides) → :mod:`spec.releases` (every release from 4.0.0 to 5.3.3, built from where each
+behaviour changed) → :mod:`spec.config` → :mod:`spec.state` (the state, and a step's outputs) →
 :mod:`spec.actors` (who takes each action) → the actors' modules, each action declared beside
 its guard and effect (:mod:`spec.remoting`, :mod:`spec.workers`, :mod:`spec.commitservice`,
 :mod:`spec.fastfailure`, :mod:`spec.environment`) → :mod:`spec.machine` (``enabled``/``step``)

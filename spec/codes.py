@@ -37,7 +37,7 @@ class RequestCode(enum.IntEnum):
 
 
 #: Codes whose processor writes to the commit log in the worker (the "put path").
-PUT_CODES: frozenset[RequestCode] = frozenset(
+PUT_CODES: frozenset[int] = frozenset(
     {
         RequestCode.SEND_MESSAGE,
         RequestCode.SEND_MESSAGE_V2,

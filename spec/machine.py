@@ -87,7 +87,7 @@ def step(config: BrokerConfig, s: BrokerState, a: Action) -> tuple[BrokerState, 
 class RequestTemplate:
     """A kind of request the environment may send."""
 
-    code: RequestCode
+    code: int
     topic: str = "TopicTest"
     oneway: bool = False
 

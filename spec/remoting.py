@@ -55,7 +55,7 @@ IDLE_IO = IoThread(IoStage.IDLE)
 # -- Shared definitions ----------------------------------------------------------------------------
 
 
-def route(config: BrokerConfig, code: RequestCode) -> ExecutorName | None:
+def route(config: BrokerConfig, code: int) -> ExecutorName | None:
     """The executor a request goes to: its processor's, else the default processor's; None if neither.
 
     Source: ``processorTable.get(code)``, falling back to ``defaultRequestProcessor(Pair)``
@@ -66,14 +66,14 @@ def route(config: BrokerConfig, code: RequestCode) -> ExecutorName | None:
     return ExecutorName.ADMIN if config.default_processor_registered else None
 
 
-def reject_request(config: BrokerConfig, s: BrokerState, code: RequestCode) -> bool:
+def reject_request(config: BrokerConfig, s: BrokerState, code: int) -> bool:
     """``processor.rejectRequest()``: only SendMessageProcessor refuses, while busy or pool-deficient.
 
     Source: B/processor/SendMessageProcessor.java rejectRequest: ``isOSPageCacheBusy() ||
     isTransientStorePoolDeficient()`` (4.0.0–HEAD; 5.x adds a slave check, not modelled since the
     spec's broker is a master). Every other processor returns false (semantics.md 2.1).
     """
-    if code not in PUT_CODES:
+    if not config.profile.writes_commit_log(code):
         return False
     return is_os_page_cache_busy(
         s.lock, s.now, config.os_page_cache_busy_timeout_ms
@@ -92,7 +92,7 @@ def limiter_applies(config: BrokerConfig, request: Request) -> bool:
 
 def _limit_qps(config: BrokerConfig, request: Request) -> float:
     """RateLimitHandler's rate: sendMsgBackLimitQps for CONSUMER_SEND_MSG_BACK, else defaultLimitQps."""
-    if request.code is RequestCode.CONSUMER_SEND_MSG_BACK:
+    if request.code == RequestCode.CONSUMER_SEND_MSG_BACK:
         return config.rate_limit.send_msg_back_qps
     return config.rate_limit.default_qps
 
@@ -167,7 +167,7 @@ class RequestArrives(EnvironmentInput):
     """
 
     io_thread: int
-    code: RequestCode
+    code: int
     topic: str
     oneway: bool
 

@@ -23,7 +23,7 @@ class Request:
     """A remoting request command as the broker decoded it."""
 
     id: int  # RemotingCommand.opaque: the id the response echoes
-    code: RequestCode  # RemotingCommand.code
+    code: int  # RemotingCommand.code: any int (the spec names some as RequestCode)
     topic: str  # the send header's topic ("%RETRY%group" for CONSUMER_SEND_MSG_BACK); "" if none
     oneway: bool  # RemotingCommand.isOnewayRPC()
 

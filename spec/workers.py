@@ -23,7 +23,7 @@ S/DefaultMessageStore.java putMessage / asyncPutMessage and B/util/HookUtils.che
 from __future__ import annotations
 
 
-from spec.codes import PC_SYNCHRONIZED_REMARK, PUT_CODES, not_supported_remark, RequestCode, ResponseCode, ResponseKind
+from spec.codes import PC_SYNCHRONIZED_REMARK, not_supported_remark, RequestCode, ResponseCode, ResponseKind
 from spec.config import BrokerConfig
 from spec.frozen import record, replace
 from spec.profiles import ExecutorName, Profile
@@ -57,7 +57,7 @@ def holder_of(executor: ExecutorName, worker: int) -> Holder:
     return (executor.value, worker)
 
 
-def busy_answer(profile: Profile, code: RequestCode) -> tuple[ResponseCode, str]:
+def busy_answer(profile: Profile, code: int) -> tuple[ResponseCode, str]:
     """The answer to a put whose pre-check found the store busy.
 
     SendMessageProcessor maps OS_PAGE(_)CACHE_BUSY to ``[PC_SYNCHRONIZED]`` with the profile's
@@ -66,7 +66,7 @@ def busy_answer(profile: Profile, code: RequestCode) -> tuple[ResponseCode, str]
     Source: SendMessageProcessor.handlePutMessageResult(Future) (2.6); consumerSendMsgBack in
     SendMessageProcessor (4.3.2) / AbstractSendMessageProcessor (4.9.8, 5.3.3).
     """
-    if code is RequestCode.CONSUMER_SEND_MSG_BACK:
+    if code == RequestCode.CONSUMER_SEND_MSG_BACK:
         return ResponseCode.SYSTEM_ERROR, profile.page_cache_busy_status
     return profile.pc_synchronized_code, PC_SYNCHRONIZED_REMARK
 
@@ -226,7 +226,7 @@ def worker_processes_request_enabled(config: BrokerConfig, s: BrokerState, a: Wo
     processors reach the store (semantics.md 1.4, 2.5).
     """
     found = _in_stage(s, a.executor, a.worker, WorkerStage.TAKEN)
-    return found is not None and found[1].request.code not in PUT_CODES
+    return found is not None and not config.profile.writes_commit_log(found[1].request.code)
 
 
 def worker_processes_request(config: BrokerConfig, s: BrokerState, a: WorkerProcessesRequest) -> Next:
@@ -242,7 +242,7 @@ def worker_processes_request(config: BrokerConfig, s: BrokerState, a: WorkerProc
     request = task.request
     profile = config.profile
     response: Response | None
-    if profile.has_processor_for(request.code) or request.code is RequestCode.GET_BROKER_RUNTIME_INFO:
+    if profile.has_processor_for(request.code) or request.code in profile.admin_codes:
         response = Response(request.id, ResponseCode.SUCCESS, None, ResponseKind.SUCCESS)
     elif profile.admin_answers_unknown_code:
         response = Response(
@@ -273,7 +273,7 @@ def worker_finds_page_cache_busy_enabled(config: BrokerConfig, s: BrokerState, a
     found = _in_stage(s, a.executor, a.worker, WorkerStage.TAKEN)
     return (
         found is not None
-        and found[1].request.code in PUT_CODES
+        and config.profile.writes_commit_log(found[1].request.code)
         and is_os_page_cache_busy(s.lock, s.now, config.os_page_cache_busy_timeout_ms)
     )
 
@@ -310,7 +310,7 @@ def worker_passes_put_check_enabled(config: BrokerConfig, s: BrokerState, a: Wor
     found = _in_stage(s, a.executor, a.worker, WorkerStage.TAKEN)
     return (
         found is not None
-        and found[1].request.code in PUT_CODES
+        and config.profile.writes_commit_log(found[1].request.code)
         and not is_os_page_cache_busy(s.lock, s.now, config.os_page_cache_busy_timeout_ms)
     )
 

@@ -21,7 +21,7 @@ from spec.config import BrokerConfig
 from spec.invariants import MONITORS, STATE_CLAIMS
 from spec.machine import successors
 from properties.models import MODELS
-from spec.profiles import profile
+from spec.releases import profile
 from spec.state import NO_OUTPUTS, BrokerState, Outputs, initial_state
 from traces.checking.replay import CLAIM_READS
 

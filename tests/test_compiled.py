@@ -26,7 +26,7 @@ import pytest
 
 from properties.explore import explore
 from properties.models import MODELS
-from spec.profiles import PROFILES
+from spec.releases import PROFILES
 from traces.checking.compiled import BUILD, COMPILED, compiled_path
 from traces.recording.examples import EXAMPLES
 from traces.format.read import read_records

@@ -32,7 +32,8 @@ from spec.client import SendMode, retries_on_broker_code
 from spec.codes import RequestCode, ResponseCode, ResponseKind
 from spec.config import BUSY_UPPER_BOUND_MS, BrokerConfig, FlushDiskType, broker_config
 from spec.machine import enabled, step
-from spec.profiles import PROFILE_4_3_2, PROFILE_4_9_8, PROFILE_5_3_3, ExecutorName, Profile, PutLockKind
+from spec.profiles import ExecutorName, Profile, PutLockKind
+from spec.releases import PROFILES
 from spec.putlock import FREE_LOCK, PutLock
 from spec.remoting import route
 from spec.state import (
@@ -57,7 +58,7 @@ from spec.workers import holder_of
 
 SEND = ExecutorName.SEND
 PULL = ExecutorName.PULL
-ALL_PROFILES = (PROFILE_4_3_2, PROFILE_4_9_8, PROFILE_5_3_3)
+ALL_PROFILES = (PROFILES["4.3.2"], PROFILES["4.9.8"], PROFILES["5.3.3"])
 
 
 def case_id(value: object) -> str:
@@ -89,7 +90,7 @@ FIRST_RUN = 1001  # start + BrokerFastFailure's 1000 ms initial delay
 
 
 def small_broker(
-    profile: Profile = PROFILE_5_3_3,
+    profile: Profile = PROFILES["5.3.3"],
     *,
     send_threads: int = 1,
     send_capacity: int = 4,
@@ -280,7 +281,7 @@ def test_corner_03_only_the_lock_holders_time_counts() -> None:
 
 
 @pytest.mark.parametrize(
-    ("profile", "stuck"), [(PROFILE_4_3_2, True), (PROFILE_4_9_8, False), (PROFILE_5_3_3, True)], ids=case_id
+    ("profile", "stuck"), [(PROFILES["4.3.2"], True), (PROFILES["4.9.8"], False), (PROFILES["5.3.3"], True)], ids=case_id
 )
 def test_corner_04_exception_in_lock_leaves_begin_time_stuck_except_in_4_9_8(profile: Profile, stuck: bool) -> None:
     config = small_broker(profile)
@@ -304,7 +305,7 @@ def test_corner_04_exception_in_lock_leaves_begin_time_stuck_except_in_4_9_8(pro
 
 
 def test_corner_04_a_writer_getting_in_before_busy_clears_the_stuck_stamp() -> None:
-    config = small_broker(PROFILE_5_3_3)
+    config = small_broker(PROFILES["5.3.3"])
     s = writer_holds_put_lock(config, initial_state(config))
     s, _ = play(config, s, workers.WorkerThrowsInsideLock(SEND, 0), environment.ClockAdvances(500), arrives(0), *queued(0))
     s = quietly(config, s, workers.WorkerTakesTask(SEND, 0))
@@ -329,9 +330,9 @@ def test_corner_05_replication_holds_the_put_lock_without_a_busy_signal() -> Non
 @pytest.mark.parametrize(
     ("profile", "code"),
     [
-        (PROFILE_4_3_2, ResponseCode.SYSTEM_ERROR),
-        (PROFILE_4_9_8, ResponseCode.SYSTEM_ERROR),
-        (PROFILE_5_3_3, ResponseCode.SYSTEM_BUSY),
+        (PROFILES["4.3.2"], ResponseCode.SYSTEM_ERROR),
+        (PROFILES["4.9.8"], ResponseCode.SYSTEM_ERROR),
+        (PROFILES["5.3.3"], ResponseCode.SYSTEM_BUSY),
     ],
     ids=case_id,
 )
@@ -379,7 +380,7 @@ def test_corner_07_create_timestamp_is_taken_when_the_task_is_built() -> None:
 
 
 @pytest.mark.parametrize(
-    ("profile", "answered"), [(PROFILE_4_3_2, True), (PROFILE_4_9_8, True), (PROFILE_5_3_3, False)], ids=case_id
+    ("profile", "answered"), [(PROFILES["4.3.2"], True), (PROFILES["4.9.8"], True), (PROFILES["5.3.3"], False)], ids=case_id
 )
 def test_corner_08_dispatch_answers_to_oneway_requests(profile: Profile, answered: bool) -> None:
     """4.x–5.0.0 write NOT_SUPPORTED and [REJECTREQUEST] for a oneway request; 5.1.0+ do not."""
@@ -451,7 +452,7 @@ def test_corner_12_busy_is_re_read_before_every_poll() -> None:
 
 def test_corner_13_phase_one_fails_a_task_zero_ms_old() -> None:
     # RECALL_MESSAGE (5.3.2+) sits on the send executor and its processor never rejects.
-    config = small_broker(PROFILE_5_3_3)
+    config = small_broker(PROFILES["5.3.3"])
     s = writer_holds_put_lock(config, initial_state(config))
     s = quietly(config, s, environment.ClockAdvances(1001), arrives(1))
     s, refused = step(config, s, remoting.DispatchRejectsRequest(1))  # a send is refused at dispatch ...
@@ -486,7 +487,7 @@ def test_corner_15_phase_one_neither_sets_nor_reads_stop_run() -> None:
 
 
 def test_corner_16_an_empty_poll_ends_phase_one_while_still_busy() -> None:
-    config = small_broker(PROFILE_5_3_3)
+    config = small_broker(PROFILES["5.3.3"])
     s = writer_holds_put_lock(config, initial_state(config))
     s, out = play(config, s, environment.ClockAdvances(1001), fastfailure.FastFailureStartsRun())
     assert not enabled(config, s, fastfailure.FastFailureDrainsBusySendQueue())
@@ -721,10 +722,10 @@ def test_corner_27_a_wait_changed_mid_scan_does_not_apply_to_that_scan() -> None
 @pytest.mark.parametrize(
     ("profile", "order"),
     [
-        (PROFILE_4_3_2, [("send", 200), ("pull", 5000), ("heartbeat", 31000), ("endTransaction", 3000)]),
-        (PROFILE_4_9_8, [("send", 200), ("pull", 5000), ("heartbeat", 31000), ("endTransaction", 3000)]),
+        (PROFILES["4.3.2"], [("send", 200), ("pull", 5000), ("heartbeat", 31000), ("endTransaction", 3000)]),
+        (PROFILES["4.9.8"], [("send", 200), ("pull", 5000), ("heartbeat", 31000), ("endTransaction", 3000)]),
         (
-            PROFILE_5_3_3,
+            PROFILES["5.3.3"],
             [
                 ("send", 200),
                 ("pull", 5000),
@@ -750,13 +751,13 @@ def test_corner_29_the_cleaned_queues_depend_on_the_version(profile: Profile, or
     # From 4.3.1 END_TRANSACTION has its own queue; from 5.3.2 RECALL_MESSAGE shares the send queue
     # (before, no processor: the admin executor's default processor serves it).
     assert route(config, RequestCode.END_TRANSACTION) is ExecutorName.END_TRANSACTION
-    assert route(config, RequestCode.RECALL_MESSAGE) is (SEND if profile is PROFILE_5_3_3 else ExecutorName.ADMIN)
+    assert route(config, RequestCode.RECALL_MESSAGE) is (SEND if profile is PROFILES["5.3.3"] else ExecutorName.ADMIN)
 
 
 # -- 9.5 TransientStorePool ------------------------------------------------------------------------------
 
 
-def pooled_broker(profile: Profile = PROFILE_5_3_3, **overrides: Any) -> BrokerConfig:
+def pooled_broker(profile: Profile = PROFILES["5.3.3"], **overrides: Any) -> BrokerConfig:
     return small_broker(profile, transient_store_pool_enable=True, **overrides)
 
 
@@ -772,9 +773,9 @@ def test_corner_30_deficient_means_exactly_zero_available(pool_size: int, defici
 @pytest.mark.parametrize(
     ("profile", "flush", "used"),
     [
-        (PROFILE_4_9_8, FlushDiskType.SYNC_FLUSH, False),  # 4.x requires ASYNC_FLUSH
-        (PROFILE_4_9_8, FlushDiskType.ASYNC_FLUSH, True),
-        (PROFILE_5_3_3, FlushDiskType.SYNC_FLUSH, True),  # 5.0.0 dropped that condition
+        (PROFILES["4.9.8"], FlushDiskType.SYNC_FLUSH, False),  # 4.x requires ASYNC_FLUSH
+        (PROFILES["4.9.8"], FlushDiskType.ASYNC_FLUSH, True),
+        (PROFILES["5.3.3"], FlushDiskType.SYNC_FLUSH, True),  # 5.0.0 dropped that condition
     ],
     ids=case_id,
 )
@@ -853,18 +854,18 @@ def test_corner_37_one_file_per_commit_and_the_boundary_takes_another_step() -> 
 @pytest.mark.parametrize(
     ("profile", "code", "mode", "retried"),
     [
-        (PROFILE_4_3_2, ResponseCode.SYSTEM_BUSY, SendMode.SYNC, False),
-        (PROFILE_4_9_8, ResponseCode.SYSTEM_BUSY, SendMode.SYNC, False),
-        (PROFILE_5_3_3, ResponseCode.SYSTEM_BUSY, SendMode.SYNC, True),
-        (PROFILE_4_3_2, ResponseCode.SYSTEM_ERROR, SendMode.SYNC, True),
-        (PROFILE_4_9_8, ResponseCode.SYSTEM_ERROR, SendMode.SYNC, True),
-        (PROFILE_5_3_3, ResponseCode.SYSTEM_ERROR, SendMode.SYNC, True),
-        (PROFILE_4_3_2, ResponseCode.SYSTEM_ERROR, SendMode.ASYNC, False),
-        (PROFILE_5_3_3, ResponseCode.SYSTEM_BUSY, SendMode.ASYNC, False),
-        (PROFILE_5_3_3, ResponseCode.SYSTEM_ERROR, SendMode.ASYNC, False),
-        (PROFILE_4_9_8, ResponseCode.GO_AWAY, SendMode.SYNC, False),
-        (PROFILE_5_3_3, ResponseCode.GO_AWAY, SendMode.SYNC, True),  # 5.3.1+
-        (PROFILE_5_3_3, ResponseCode.SYSTEM_ERROR, SendMode.ONEWAY, False),
+        (PROFILES["4.3.2"], ResponseCode.SYSTEM_BUSY, SendMode.SYNC, False),
+        (PROFILES["4.9.8"], ResponseCode.SYSTEM_BUSY, SendMode.SYNC, False),
+        (PROFILES["5.3.3"], ResponseCode.SYSTEM_BUSY, SendMode.SYNC, True),
+        (PROFILES["4.3.2"], ResponseCode.SYSTEM_ERROR, SendMode.SYNC, True),
+        (PROFILES["4.9.8"], ResponseCode.SYSTEM_ERROR, SendMode.SYNC, True),
+        (PROFILES["5.3.3"], ResponseCode.SYSTEM_ERROR, SendMode.SYNC, True),
+        (PROFILES["4.3.2"], ResponseCode.SYSTEM_ERROR, SendMode.ASYNC, False),
+        (PROFILES["5.3.3"], ResponseCode.SYSTEM_BUSY, SendMode.ASYNC, False),
+        (PROFILES["5.3.3"], ResponseCode.SYSTEM_ERROR, SendMode.ASYNC, False),
+        (PROFILES["4.9.8"], ResponseCode.GO_AWAY, SendMode.SYNC, False),
+        (PROFILES["5.3.3"], ResponseCode.GO_AWAY, SendMode.SYNC, True),  # 5.3.1+
+        (PROFILES["5.3.3"], ResponseCode.SYSTEM_ERROR, SendMode.ONEWAY, False),
     ],
     ids=case_id,
 )
@@ -900,9 +901,9 @@ def sends_on_up_to_four_threads(processors: int) -> int:
 @pytest.mark.parametrize(
     ("profile", "send_threads", "lock", "ack_threads", "admin_capacity"),
     [
-        (PROFILE_4_3_2, sends_on_one_thread, PutLockKind.SPIN, None, None),
-        (PROFILE_4_9_8, sends_on_up_to_four_threads, PutLockKind.REENTRANT, None, None),
-        (PROFILE_5_3_3, sends_on_up_to_four_threads, PutLockKind.REENTRANT, 16, 10_000),
+        (PROFILES["4.3.2"], sends_on_one_thread, PutLockKind.SPIN, None, None),
+        (PROFILES["4.9.8"], sends_on_up_to_four_threads, PutLockKind.REENTRANT, None, None),
+        (PROFILES["5.3.3"], sends_on_up_to_four_threads, PutLockKind.REENTRANT, 16, 10_000),
     ],
     ids=case_id,
 )

@@ -15,7 +15,7 @@ from spec.codes import RequestCode
 from spec.invariants import SOMETIMES, known_defects, settles_once_arrivals_stop
 from spec.machine import step
 from properties.models import MODELS
-from spec.profiles import PROFILES
+from spec.releases import PROFILES
 from spec.state import BrokerState, initial_state
 
 # Before the spec's state lost its history (responses, settled and started requests, faults so far,

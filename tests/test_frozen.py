@@ -9,7 +9,7 @@ import pytest
 from spec.frozen import replace
 from spec.machine import successors
 from properties.models import MODELS
-from spec.profiles import profile
+from spec.releases import profile
 from spec.state import initial_state
 
 

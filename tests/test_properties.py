@@ -18,7 +18,8 @@ from reference.broker import Broker
 from spec.remoting import RequestArrives
 from spec.workers import WorkerThrowsInsideLock
 from spec.codes import RequestCode
-from spec.profiles import PROFILES, ExecutorName
+from spec.profiles import ExecutorName
+from spec.releases import PROFILES
 
 
 @pytest.mark.parametrize("version", sorted(PROFILES))

@@ -9,7 +9,7 @@ from properties.coverage import table
 from properties.lockstep import Coverage
 from properties.machines import lockstep_machine, run_machine
 from reference.broker import Broker
-from spec.profiles import PROFILES
+from spec.releases import PROFILES
 
 
 def test_whole_broker_coverage() -> None:

@@ -32,7 +32,8 @@ from spec.remoting import (
 from spec.workers import WorkerAcquiresPutLock, WorkerAppendsAndUnlocks, WorkerCreatesMappedFile, WorkerPassesPutCheck
 from spec.codes import RequestCode, ResponseCode, ResponseKind
 from spec.config import BrokerConfig, RateLimitConfig, broker_config
-from spec.profiles import PROFILES, ExecutorName
+from spec.profiles import ExecutorName
+from spec.releases import PROFILES
 from spec.putlock import HA_SERVICE
 from spec.state import FastFailurePhase, Outputs
 

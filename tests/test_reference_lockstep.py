@@ -33,7 +33,8 @@ from spec.remoting import RequestArrives
 from spec.codes import RequestCode
 from spec.config import BrokerConfig, FlushDiskType, RateLimitConfig, broker_config
 from spec.machine import Environment, RequestTemplate, candidate_actions, enabled, step
-from spec.profiles import PROFILES, ExecutorName, Profile
+from spec.profiles import ExecutorName, Profile
+from spec.releases import PROFILES
 from spec.state import initial_state
 from properties.steptable import describe_action
 

@@ -9,7 +9,8 @@ from reference.threaded import RequestKind, Workload, run_threaded
 from spec.codes import RequestCode
 from spec.config import broker_config
 from spec.machine import step
-from spec.profiles import PROFILES, ExecutorName
+from spec.profiles import ExecutorName
+from spec.releases import PROFILES
 from spec.state import initial_state
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from properties.scenarios import SCENARIOS
 from reference.broker import Broker
-from spec.profiles import PROFILES
+from spec.releases import PROFILES
 
 CASES = [(name, version) for name, s in SCENARIOS.items() for version in s.versions]
 

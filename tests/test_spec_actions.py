@@ -20,7 +20,8 @@ from properties.docgen import labelled
 from spec.invariants import broken_monitors, broken_state_claims
 from spec.machine import ActionNotEnabled, Environment, RequestTemplate, actions, candidate_actions, enabled, step
 from properties.models import MODELS, Model
-from spec.profiles import PROFILES, ExecutorName
+from spec.profiles import ExecutorName
+from spec.releases import PROFILES
 from spec.state import BrokerState, initial_state
 from spec.actors import (
     COMMIT_SERVICE,

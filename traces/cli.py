@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from properties import explore_command
-from spec.profiles import DEFAULT_PROFILE, PROFILES
+from spec.releases import DEFAULT_PROFILE, RELEASES
 from traces.checking.partial import Budgets
 from traces.format.project import project
 from traces.format.read import TraceInputError, read_records, validate
@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     """Add ``check`` and ``record`` to the ``flowspec`` command line."""
     check = subparsers.add_parser("check", help="validate traces against the spec and its rules (Spark)")
     check.add_argument("paths", nargs="+", metavar="PATH", help="JSON Lines / Parquet files, directories or globs")
-    check.add_argument("--profile", choices=sorted(PROFILES), help="require every trace to claim this profile")
+    check.add_argument("--profile", choices=RELEASES, help="require every trace to claim this profile")
     check.add_argument("--master", default="local[2]", help="Spark master URL (default local[2])")
     check.add_argument("--report", type=Path, help="write an HTML report here")
     check.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -48,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     record = subparsers.add_parser("record", help="record a workload's trace")
     record.add_argument("--workload", choices=sorted(WORKLOADS), required=True)
     record.add_argument("--events", type=int, default=10_000, help="steps with arrivals (a drain to quiescence follows)")
-    record.add_argument("--profile", choices=sorted(PROFILES), default=DEFAULT_PROFILE)
+    record.add_argument("--profile", choices=RELEASES, default=DEFAULT_PROFILE)
     record.add_argument("--out", type=Path, required=True, help="*.jsonl, or a directory for a Parquet dataset")
     record.add_argument("--traces", type=int, default=1, help="how many traces (seeds seed, seed+1, …)")
     record.add_argument("--seed", type=int, default=0)

@@ -9,7 +9,7 @@ must find it through the whole-broker action contract: the action contracts can 
 from __future__ import annotations
 
 from spec.config import BrokerConfig
-from spec.profiles import PROFILES
+from spec.releases import PROFILES
 from spec.state import BrokerState
 from properties.symbolic import THROW_INSIDE_LOCK, LockFrame, after, claims_hold, lock_frame_config, premise
 

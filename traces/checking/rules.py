@@ -178,16 +178,16 @@ SCAN_RULES = tuple(r.name for r in RULES if r.body == "scan")
 # -- Frame rules ------------------------------------------------------------------------------------
 
 
-def silent_codes(config: BrokerConfig) -> list[int]:
-    """Request codes a non-oneway request may get no answer for: unknown codes on 4.0.0–4.9.0's admin processor."""
+def unknown_codes_silent(config: BrokerConfig) -> bool:
+    """Whether a non-oneway request may get no answer at all: a code the admin processor does not
+    know, on 4.0.0–4.9.0 (its ``default:`` branch returns null)."""
+    return not config.profile.admin_answers_unknown_code and config.default_processor_registered
+
+
+def answering_codes(config: BrokerConfig) -> list[int]:
+    """The codes a processor answers whatever the release: the registered ones and the admin switch's."""
     profile = config.profile
-    if profile.admin_answers_unknown_code or not config.default_processor_registered:
-        return []
-    return [
-        int(c)
-        for c in RequestCode
-        if not profile.has_processor_for(c) and c is not RequestCode.GET_BROKER_RUNTIME_INFO and route(config, c) is not None
-    ]
+    return sorted({code for code, _ in profile.executor_of_code} | profile.admin_codes)
 
 
 def header_facts(header: TraceHeader) -> dict[str, Any]:
@@ -199,7 +199,9 @@ def header_facts(header: TraceHeader) -> dict[str, Any]:
         "trace_id": header.trace_id,
         "observation": header.observation.value,
         "level": LEVEL_ORDER[header.observation],
-        "silent_codes": silent_codes(config),
+        "unknown_codes_silent": unknown_codes_silent(config),
+        "answering_codes": answering_codes(config),
+        "commit_log_codes": frozenset(c for c in PUT_CODES if config.profile.writes_commit_log(c)),
         "pc_code": int(pc_code),
         "dispatch_answers_oneway": config.profile.dispatch_answers_oneway,
         "sendback_code": int(sendback_code),
@@ -231,15 +233,15 @@ def answer_goes_to(code: int, remark: str | None, request_code: int, oneway: boo
     ``!cmd.isOnewayRPC()``, 5.1.0+ writeResponse), as it does [OVERLOAD] in every version; the
     dispatcher's NOT_SUPPORTED and [REJECTREQUEST] reach a oneway client in 4.0.0-5.0.0 only;
     fast failure's and the limiter's answers are written whatever the request (spec.remoting,
-    spec.workers, spec.fastfailure). Only the send-type processors refuse at dispatch or find the
-    page cache busy; a consumer send-back's busy answer is SYSTEM_ERROR with the status name.
+    spec.workers, spec.fastfailure). Only SendMessageProcessor (the send-type codes the release
+    registers) refuses at dispatch or finds the page cache busy; a consumer send-back's busy answer is SYSTEM_ERROR with the status name.
     """
     if remark is not None and (parse_clean_queue_remark(remark) or parse_rate_limit_remark(remark)):
         return True
     refusal = remark == REJECT_REQUEST_REMARK or (remark is not None and remark.startswith(" request type "))
     if oneway and not (refusal and facts["dispatch_answers_oneway"]):
         return False
-    sends = {int(c) for c in PUT_CODES}
+    sends = facts["commit_log_codes"]
     if remark == REJECT_REQUEST_REMARK:
         return request_code in sends
     if remark == PC_SYNCHRONIZED_REMARK:

@@ -377,7 +377,7 @@ class TraceScan:
 
     def _route(self, code: int) -> int:
         try:
-            name = route(self.config, RequestCode(code))
+            name = route(self.config, code)
         except ValueError:
             return _NONE
         return _NONE if name is None else self._queue_id(name)
@@ -663,7 +663,7 @@ class TraceScan:
         got = np.where(has_opaque, np.searchsorted(answered, opaque, "right") - np.searchsorted(answered, opaque, "left"), 0)
         oneway = self.events.oneway[arrivals]
         code_known = self.events.has_code[arrivals]
-        silent = np.isin(self.code[arrivals], np.array(facts["silent_codes"], np.int64))
+        silent = facts["unknown_codes_silent"] & ~np.isin(self.code[arrivals], np.array(facts["answering_codes"], np.int64))
         must = (oneway == 0) & code_known & ~silent
         self.findings["each_request_is_answered_exactly_once"].add(
             np.where(must, got == 1, got <= 1), self.seq[arrivals],

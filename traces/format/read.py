@@ -23,7 +23,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from spec.codes import RequestCode
 from spec.profiles import ExecutorName
 from traces.format.records import (
     ARROW_SCHEMA,
@@ -32,6 +31,8 @@ from traces.format.records import (
     FORMAT_VERSION,
     HEADER_COLUMNS,
     HEADER_KIND,
+    JAVA_INT_MAX,
+    JAVA_INT_MIN,
     KIND_FIELDS,
     KINDS,
     LEVEL_KINDS,
@@ -220,7 +221,6 @@ _RECORD_FIELDS = frozenset(_COLUMN_TYPES) | {"responses", "config"}
 _NOT_CARRIED: dict[str, tuple[str, ...]] = {k: tuple(n for n in EVENT_FIELD_COLUMNS if n not in f) for k, f in KIND_FIELDS.items()}
 #: Per event kind, every field it must leave null (or out).
 _NULL_FIELDS: dict[str, frozenset[str]] = {k: frozenset(n) | frozenset(HEADER_COLUMNS) for k, n in _NOT_CARRIED.items()}
-_KNOWN_CODES = {c.value for c in RequestCode}
 _EXECUTOR_NAMES = {n.value for n in ExecutorName}
 
 
@@ -310,7 +310,6 @@ def _null_rule(observation: Observation, kind: str) -> tuple[int, int]:
 _NULL_MASK, _NULL_EXPECTED = (
     np.array([_null_rule(o, k)[part] for o in _OBSERVATIONS for k in _KIND_CODES], np.uint64) for part in (0, 1)
 )
-_KNOWN_CODE_VALUES = pa.array(sorted(_KNOWN_CODES), pa.int64())
 _EXECUTOR_VALUES = pa.array(sorted(_EXECUTOR_NAMES), pa.string())
 
 
@@ -428,8 +427,8 @@ class Validator:
             for name in HEADER_COLUMNS:
                 if record.get(name) is not None:
                     raise _Bad(f"field {name!r} belongs to the header, not to kind {kind}")
-        if kind in ("RequestArrives",) and record["code"] not in _KNOWN_CODES:
-            raise _Bad(f"field 'code': {record['code']} is not a request code the spec models")
+        if kind == "RequestArrives" and not JAVA_INT_MIN <= record["code"] <= JAVA_INT_MAX:
+            raise _Bad(f"field 'code': {record['code']} is not a Java int (RemotingCommand.code)")
         for name in ("executor", "queue"):
             if name in KIND_FIELDS[kind] and record[name] not in _EXECUTOR_NAMES:
                 raise _Bad(f"field {name!r}: unknown executor {record[name]!r}")
@@ -524,8 +523,10 @@ class Validator:
         if np.any((pattern & _NULL_MASK[rule]) != _NULL_EXPECTED[rule]):
             return False
         arrivals = _IS_ARRIVAL[kind]
-        if np.any(arrivals) and not pc.all(pc.is_in(columns["code"].filter(pa.array(arrivals)), _KNOWN_CODE_VALUES)).as_py():
-            return False
+        if np.any(arrivals):
+            codes = pc.min_max(columns["code"].filter(pa.array(arrivals))).as_py()
+            if codes["min"] < JAVA_INT_MIN or codes["max"] > JAVA_INT_MAX:
+                return False
         for name, carries in _CARRIES.items():
             carriers = carries[kind]
             if np.any(carriers) and not pc.all(pc.is_in(columns[name].filter(pa.array(carriers)), _EXECUTOR_VALUES)).as_py():

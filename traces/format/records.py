@@ -28,9 +28,9 @@ import pyarrow.compute as pc
 from spec.actors import Action
 from spec.machine import ACTION_TYPES
 from spec.remoting import RequestArrives
-from spec.codes import RequestCode
 from spec.config import BrokerConfig, ExecutorConfig, FlushDiskType, RateLimitConfig
-from spec.profiles import ExecutorName, Profile, profile
+from spec.profiles import ExecutorName, Profile
+from spec.releases import profile
 
 FORMAT_VERSION = "1"
 HEADER_KIND = "TraceHeader"
@@ -52,7 +52,6 @@ _FIELD_TYPES: Mapping[str, pa.DataType] = {
     "int": pa.int64(),
     "bool": pa.bool_(),
     "str": pa.string(),
-    "RequestCode": pa.int64(),  # the wire code (RequestCode value), as a Java broker logs it
     "ExecutorName": pa.string(),  # the executor's name value: "send", "pull", …
 }
 
@@ -309,8 +308,6 @@ def header_from_record(record: Mapping[str, Any]) -> TraceHeader:
 
 
 def _encode(value: object) -> object:
-    if isinstance(value, RequestCode):
-        return int(value)
     if isinstance(value, enum.Enum):
         return value.value
     return value
@@ -330,7 +327,6 @@ def event_record(
 
 
 _DECODERS: dict[str, typing.Callable[[Any], object]] = {
-    "RequestCode": RequestCode,
     "ExecutorName": ExecutorName,
 }
 
@@ -448,18 +444,26 @@ def responses_from_record(record: Mapping[str, Any]) -> tuple[RecordedResponse, 
 
 # -- JSON Schema -----------------------------------------------------------------------------------
 
-_JSON_TYPES = {"int": "integer", "bool": "boolean", "str": "string", "RequestCode": "integer", "ExecutorName": "string"}
+_JSON_TYPES = {"int": "integer", "bool": "boolean", "str": "string", "ExecutorName": "string"}
+
+#: A request code is any Java int (RemotingCommand.code); the spec names some of them.
+JAVA_INT_MIN, JAVA_INT_MAX = -(2**31), 2**31 - 1
 
 
 def _field_json_schema(annotation: str) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": _JSON_TYPES[annotation]}
     if annotation == "ExecutorName":
         schema["enum"] = [n.value for n in ExecutorName]
-    if annotation == "RequestCode":
-        schema["description"] = "the wire request code; the spec knows " + ", ".join(
-            f"{c.value} ({c.name})" for c in RequestCode
-        )
     return schema
+
+
+def _code_json_schema() -> dict[str, Any]:
+    return {
+        "type": "integer",
+        "minimum": JAVA_INT_MIN,
+        "maximum": JAVA_INT_MAX,
+        "description": "the wire request code, any Java int; routed by the profile's processor table",
+    }
 
 
 def json_schema() -> dict[str, Any]:
@@ -501,7 +505,7 @@ def json_schema() -> dict[str, Any]:
         props: dict[str, Any] = {**common, "seq": {"type": "integer", "minimum": 1}, "kind": {"const": name}}
         annotations = dict(_action_fields(KINDS[name])) if name in KINDS else {}
         for field in KIND_FIELDS[name]:
-            props[field] = _field_json_schema(annotations.get(field, "int"))
+            props[field] = _code_json_schema() if field == "code" else _field_json_schema(annotations.get(field, "int"))
         props["responses"] = {"type": "array", "items": response}
         required = ["trace_id", "seq", "ts", "kind", *(f for f in KIND_FIELDS[name] if f not in BLACK_BOX_OPTIONAL)]
         if name == RESPONSE_KIND:

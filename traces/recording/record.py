@@ -33,7 +33,8 @@ from spec.workers import WorkerAppendsAndUnlocks, WorkerTakesTask, WorkerThrowsI
 from spec.codes import RequestCode
 from spec.config import BrokerConfig, RateLimitConfig, broker_config
 from spec.machine import ActionNotEnabled, Environment, RequestTemplate, candidate_actions, enabled, step
-from spec.profiles import ExecutorName, profile
+from spec.profiles import ExecutorName
+from spec.releases import profile
 from spec.state import BrokerState, Response, initial_state
 from traces.format.records import Observation, RecordedResponse, TraceHeader, event_record, header_record
 from traces.format.write import TraceWriter

@@ -30,6 +30,8 @@ def kinds_table() -> str:
     rows = ["| kind | fields (besides trace_id, seq, ts, responses) | lowest level | what happened |", "|---|---|---|---|"]
     for name in [*KINDS, RESPONSE_KIND]:
         types = {f.name: str(f.type) for f in dataclasses.fields(KINDS[name])} if name in KINDS else {}
+        if "code" in types:
+            types["code"] = "int (any Java int: the release's processor table routes it)"
         fields = ", ".join(f"`{f}`: {types.get(f, 'int (opaque)')}" for f in KIND_FIELDS[name]) or "—"
         doc = (KINDS[name].__doc__ or "").splitlines()[0] if name in KINDS else "a response seen on the wire, with no internal step (black-box)"
         rows.append(f"| `{name}` | {fields} | {_level(name)} | {doc.replace('|', '/')} |")
