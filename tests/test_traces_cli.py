@@ -1,4 +1,5 @@
-"""``flowspec check`` exit codes and outputs: 0 conformant, 1 violation, 2 invalid input."""
+"""``flowspec check`` exit codes and outputs: 0 conformant, 1 violation, 2 invalid input, 3
+inconclusive, 4 a failure of the checker."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from traces.checking.exits import CheckerFailure, checker_failure_message
 from traces.cli import main
 from traces.recording.examples import EXAMPLES
 
@@ -22,9 +24,33 @@ def test_invalid_input_exits_2_without_spark(tmp_path: Path, capsys: pytest.Capt
     assert "bad.jsonl:1: malformed JSON" in err and "conformant-5.3.3" not in err
 
 
+def test_invalid_input_with_json_prints_the_problems_as_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "bad.jsonl").write_text('{"trace_id": "t", "seq": 0,\n')
+    assert main(["check", str(tmp_path / "bad.jsonl"), str(tmp_path / "absent.jsonl"), "--json"]) == 2
+    data = json.loads(capsys.readouterr().out)
+    assert data["exit_code"] == 2
+    assert data["invalid_input"] == [{"file": str(tmp_path / "absent.jsonl"), "message": "no such file or directory"}]
+    assert main(["check", str(tmp_path / "bad.jsonl"), "--json"]) == 2
+    [problem] = json.loads(capsys.readouterr().out)["invalid_input"]
+    assert problem["file"] == str(tmp_path / "bad.jsonl") and problem["line"] == 1 and "malformed JSON" in problem["message"]
+
+
 def test_wrong_profile_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", str(EXAMPLES / "conformant-4.9.8.jsonl"), "--profile", "5.3.3"]) == 2
-    assert "claims 4.9.8" in capsys.readouterr().err
+    assert "claims profile 4.9.8" in capsys.readouterr().err
+
+
+def test_a_failure_of_the_checker_exits_4_with_one_message(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import traces.cli
+
+    def crash(args: object, validator: object) -> int:
+        raise CheckerFailure("t-1", ZeroDivisionError("float division by zero"), seq=7)
+
+    monkeypatch.setattr(traces.cli, "_check", crash)
+    assert main(["check", str(EXAMPLES / "conformant-4.3.2.jsonl"), "--json"]) == 4
+    captured = capsys.readouterr()
+    assert json.loads(captured.out) == {"exit_code": 4, "checker_failure": "trace 't-1', event seq 7: ZeroDivisionError: float division by zero"}
+    assert "the checker failed, no verdict: trace 't-1', event seq 7" in captured.err and "Traceback" not in captured.err
 
 
 def test_record_writes_a_valid_trace(tmp_path: Path) -> None:
@@ -91,3 +117,19 @@ def test_a_projected_trace_is_checked_by_search_and_its_witness_is_a_full_trace_
     assert main(["check", str(written)]) == 0
     assert main(["project", str(queues), "--level", "black-box", "--out", str(tmp_path / "bb.jsonl")]) == 0
     assert main(["project", str(queues), "--level", "queues", "--out", str(tmp_path / "same.jsonl")]) == 0
+
+
+@pytest.mark.spark
+def test_a_clean_trace_that_cannot_be_judged_exits_3_not_1(spark: SparkSession, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(EXAMPLES / "conformant-4.3.2.jsonl"), "--no-replay"]) == 3
+    assert "INCONCLUSIVE" in capsys.readouterr().out
+
+
+@pytest.mark.spark
+def test_a_task_failure_reaches_the_driver_naming_trace_event_and_cause(spark: SparkSession) -> None:
+    def fail(_: object) -> object:
+        raise CheckerFailure("trace-9", OverflowError("int too large to convert to float"), seq=42)
+
+    with pytest.raises(Exception) as caught:
+        spark.sparkContext.parallelize([1], 1).map(fail).collect()
+    assert checker_failure_message(caught.value) == "trace 'trace-9', event seq 42: OverflowError: int too large to convert to float"

@@ -1,8 +1,9 @@
 """The ``flowspec`` command: ``explore`` (the spec by itself, :mod:`properties.explore_command`),
 ``record`` and ``check`` (traces).
 
-Exit codes of ``check``: 0 every trace conformant; 1 a violation (or a trace that cannot be
-judged conformant: inconclusive); 2 input that cannot be read or is not a valid trace.
+Exit codes of ``check``: 0 every trace conformant; 1 a violation; 2 input that cannot be read or
+is not a valid trace; 3 no violation but a trace that could not be judged (inconclusive); 4 the
+checker itself failed (:mod:`traces.checking.exits`).
 """
 
 from __future__ import annotations
@@ -10,18 +11,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from properties import explore_command
 from spec.releases import DEFAULT_PROFILE, RELEASES
+from traces.checking.exits import EXIT_CHECKER_FAILED, EXIT_INVALID, checker_failure_message
 from traces.checking.partial import Budgets
 from traces.format.project import project
-from traces.format.read import TraceInputError, read_records, validate
+from traces.format.read import TraceInputError, Validator, read_records, validate
 from traces.format.records import Observation
 from traces.format.write import TraceWriter
 from traces.recording.record import IMPLEMENTATIONS, WORKLOADS, record_workload
 
-EXIT_INVALID = 2
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -56,20 +59,38 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     record.set_defaults(func=run_record_command)
 
 
+def _invalid(args: argparse.Namespace, heading: str, problems: Sequence[str], located: Sequence[Mapping[str, Any]]) -> int:
+    """Report invalid input on stderr, and with ``--json`` also as a JSON document on stdout."""
+    print(f"flowspec check: {heading}:", file=sys.stderr)
+    for p in problems:
+        print(f"  {p}", file=sys.stderr)
+    if args.json:
+        print(json.dumps({"exit_code": EXIT_INVALID, "invalid_input": list(located)}, indent=2))
+    return EXIT_INVALID
+
+
 def run_check_command(args: argparse.Namespace) -> int:
-    """``flowspec check``."""
+    """``flowspec check``: a verdict, invalid input, or a failure of the checker, each with its own exit status."""
     try:
         validator = validate(args.paths)
     except TraceInputError as e:
-        print(f"flowspec check: invalid input ({len(e.problems)} file(s)):", file=sys.stderr)
-        for p in e.problems:
-            print(f"  {p}", file=sys.stderr)
-        return EXIT_INVALID
+        return _invalid(args, f"invalid input ({len(e.problems)} file(s))", e.problems, e.located)
     if args.profile is not None:
-        wrong = [f"{t}: claims {p.header.profile}" for t, p in validator.traces.items() if p.header.profile != args.profile]
+        wrong = {t: p.header.profile for t, p in validator.traces.items() if p.header.profile != args.profile}
         if wrong:
-            print(f"flowspec check: traces not of profile {args.profile}: " + "; ".join(wrong), file=sys.stderr)
-            return EXIT_INVALID
+            problems = [f"trace {t}: claims profile {p}, not {args.profile}" for t, p in wrong.items()]
+            return _invalid(args, f"traces not of profile {args.profile}", problems, [{"trace_id": t, "message": m} for t, m in zip(wrong, problems)])
+    try:
+        return _check(args, validator)
+    except Exception as e:  # a failure of the checker, never a verdict
+        message = checker_failure_message(e)
+        print(f"flowspec check: the checker failed, no verdict: {message}", file=sys.stderr)
+        if args.json:
+            print(json.dumps({"exit_code": EXIT_CHECKER_FAILED, "checker_failure": message}, indent=2))
+        return EXIT_CHECKER_FAILED
+
+
+def _check(args: argparse.Namespace, validator: Validator) -> int:
     from traces.checking.check import run_check
     from traces.reporting.report import console, to_html, to_json
     from traces.checking.session import get_spark

@@ -46,6 +46,7 @@ from traces.checking.replay import ReplayResult
 from traces.checking.segments import plan_segments, replay_on_spark
 from traces.checking.rules import LEVEL_ORDER, RULES, RULES_BY_NAME
 from traces.checking.scan import Events, TraceScan
+from traces.checking.exits import EXIT_CONFORMANT, EXIT_INCONCLUSIVE, EXIT_VIOLATION, CheckerFailure
 
 REPLAY = "replay"
 UNSCANNED_KINDS = ("ClockAdvances", "FastFailureStopsAtHead", "FastFailureEndsBusyDrain", "WorkerPassesPutCheck")
@@ -171,6 +172,12 @@ def per_trace(headers: Mapping[str, dict[str, Any]], rules: bool, series: bool) 
     the trace's finding rows."""
 
     def run(trace_id: str, events: Events) -> list[dict[str, Any]]:
+        try:
+            return judge(trace_id, events)
+        except Exception as e:
+            raise CheckerFailure(trace_id, e) from e
+
+    def judge(trace_id: str, events: Events) -> list[dict[str, Any]]:
         header = header_from_record(headers[trace_id])
         out: list[dict[str, Any]] = []
         scan = TraceScan(header, events)
@@ -232,8 +239,12 @@ class CheckResult:
 
     @property
     def exit_code(self) -> int:
-        """0 all conformant, 1 any violation; inconclusive alone is not conformance, and exits 1 too."""
-        return 0 if all(t.verdict == "conformant" for t in self.traces) else 1
+        """1 any violation; else 3 any inconclusive trace; else 0 (:mod:`traces.checking.exits`)."""
+        if any(t.verdict == "violation" for t in self.traces):
+            return EXIT_VIOLATION
+        if any(t.verdict != "conformant" for t in self.traces):
+            return EXIT_INCONCLUSIVE
+        return EXIT_CONFORMANT
 
 
 def run_check(

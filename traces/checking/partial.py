@@ -62,6 +62,7 @@ from traces.checking.segments import result_from_json, result_json
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+from traces.checking.exits import CheckerFailure
 from traces.format.records import (
     EVENT_COLUMNS,
     HEADER_KIND,
@@ -363,8 +364,11 @@ def partial_on_spark(
     def run(items: Iterable[tuple[str, tuple[Piece, ...]]]) -> Iterator[tuple[str, str]]:
         for trace_id, pieces in items:
             header = header_from_record(headers[trace_id])
-            result = replay_partial(header, _trace_records(trace_id, pieces), budgets)
-            records = list(witness_records(header, result)) if witness and result.verdict == "conformant" else []
+            try:
+                result = replay_partial(header, _trace_records(trace_id, pieces), budgets)
+                records = list(witness_records(header, result)) if witness and result.verdict == "conformant" else []
+            except Exception as e:
+                raise CheckerFailure(trace_id, e) from e
             yield trace_id, json.dumps({"result": result_json(as_replay_result(result, header.observation)), "witness": records})
 
     found = spark.sparkContext.parallelize(jobs, max(1, len(jobs))).mapPartitions(run).collect() if jobs else []

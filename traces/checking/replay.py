@@ -31,6 +31,7 @@ from spec.machine import ActionNotEnabled, step
 from spec.state import NO_OUTPUTS, BrokerState, Outputs, Response, initial_state
 from properties.steptable import changed_fields
 from traces.checking.explain import not_enabled, with_opaques
+from traces.checking.exits import CheckerFailure
 from traces.format.records import (
     HEADER_KIND,
     RESPONSE_KIND,
@@ -357,7 +358,11 @@ def feed_segments(events: EventColumns, segments: Mapping[str, tuple[int, Segmen
             continue
         end_seq, replay = segment
         seq = seqs[i]
-        if seq < end_seq and replay.take(seq, kinds[i], times[i], actions[i], opaques[i], responses.get(i, ())):
+        try:
+            taken = seq < end_seq and replay.take(seq, kinds[i], times[i], actions[i], opaques[i], responses.get(i, ()))
+        except Exception as e:
+            raise CheckerFailure(trace_id, e, seq) from e
+        if taken:
             replay.add_record(events.record(i))
         if replay.result is not None or seq >= end_seq - 1:
             yield trace_id

@@ -75,11 +75,13 @@ assert set(_COLUMN_TYPES) | {"responses", "config"} == set(ARROW_SCHEMA.names)
 
 
 class TraceInputError(Exception):
-    """The input cannot be read as traces; ``problems`` holds one message per bad file."""
+    """The input cannot be read as traces; ``problems`` holds one message per bad file, and
+    ``located`` the same as data: file, line (JSON Lines) or row (Parquet) where known, message."""
 
-    def __init__(self, problems: Sequence[str]) -> None:
+    def __init__(self, problems: Sequence[str], located: Sequence[Mapping[str, Any]] | None = None) -> None:
         super().__init__("\n".join(problems))
         self.problems = tuple(problems)
+        self.located = tuple(located) if located is not None else tuple({"message": p} for p in problems)
 
 
 class _Bad(Exception):
@@ -117,7 +119,7 @@ def resolve(paths: Sequence[str]) -> list[Path]:
             else:
                 files.append(m)
     if missing:
-        raise TraceInputError(missing)
+        raise TraceInputError(missing, [{"file": m.rsplit(": ", 1)[0], "message": "no such file or directory"} for m in missing])
     if not files:
         raise TraceInputError([f"{', '.join(paths)}: no trace files (*.jsonl, *.parquet) found"])
     return files
@@ -192,6 +194,11 @@ class _Located(Exception):
     def __init__(self, where: Location, message: str) -> None:
         super().__init__(f"{where}: {message}")
         self.where = where
+        self.message = message
+
+    def as_data(self) -> dict[str, Any]:
+        where = {"file": self.where.file, "line": self.where.line, "row": self.where.row}
+        return {**{k: v for k, v in where.items() if v is not None}, "message": self.message}
 
 
 def raw_records(path: Path) -> Iterator[tuple[Location, dict[str, Any]]]:
@@ -601,17 +608,20 @@ def _read(paths: Sequence[str], validator: Validator, keep: bool) -> Iterator[Re
     """The records of every file, validated; without ``keep``, a Parquet batch that is valid as a
     whole is taken without building its records (only validation wants nothing but the verdict)."""
     problems: list[str] = []
+    located: list[dict[str, Any]] = []
     for path in resolve(paths):
         before = validator.events + len(validator.traces)
         try:
             yield from _file_records(path, validator, keep)
         except _Located as e:
             problems.append(str(e))
+            located.append(e.as_data())
             continue
         if validator.events + len(validator.traces) == before:
             problems.append(f"{path}: empty: no trace records")
+            located.append({"file": str(path), "message": "empty: no trace records"})
     if problems:
-        raise TraceInputError(problems)
+        raise TraceInputError(problems, located)
 
 
 def _file_records(path: Path, validator: Validator, keep: bool) -> Iterator[Record]:
