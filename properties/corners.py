@@ -1,4 +1,5 @@
-"""The 39 corner cases of semantics.md section 9: where the spec covers each, or why it does not.
+"""The 39 corner cases a spec of the broker's overload protection must get right (docs/sources.md
+lists where they come from): where the spec covers each, or why it does not.
 
 tests/test_corner_cases.py has a ``test_corner_NN_*`` for every covered corner and checks that
 every number 1–39 is in exactly one of :data:`COVERED` and :data:`LEFT_OUT`; docs/spec.md

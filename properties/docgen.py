@@ -194,7 +194,7 @@ def registration_rows() -> Iterable[str]:
 
 
 def corner_rows() -> Iterable[str]:
-    """Covered and left-out corners of semantics.md section 9."""
+    """Covered and left-out corner cases."""
     yield "| # | status | where in the spec, or why it is left out |"
     yield "|---|---|---|"
     for n in range(1, 40):
@@ -284,7 +284,7 @@ def generate() -> str:
         "",
         *model_rows(),
         "",
-        "## Corner cases (semantics.md section 9)",
+        "## Corner cases",
         "",
         *corner_rows(),
         "",

@@ -91,7 +91,7 @@ class SubmitAlwaysQueues(BrokerFixedThreadPoolExecutor):
 
 
 class RejectRemarkWithASpace(NettyRemotingServer):
-    """The rust port's ``[REJECT REQUEST]`` remark, with a space (semantics.md 8.2)."""
+    """The rust port's ``[REJECT REQUEST]`` remark, with a space (docs/sources.md, the rust port)."""
 
     expected = "responses_carry_the_profile_code_and_remark"
     benches = ("whole",)

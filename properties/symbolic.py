@@ -76,7 +76,7 @@ pool frame's, queues longer than two, and the 14 actions without an action contr
 rate-limit handler's three, DispatchAnswersNotSupported (no default processor), the put
 pre-check and non-put processing, WorkerDiscardsCancelledTask, WorkerRunsForeignTask,
 FastFailureDropsForeignElement, the clock, the operator's two and internal submissions. CrossHair is reliable on one step over small frozen data and
-unreliable on small budgets for more (ENGINEERING.md).
+unreliable on small budgets for more (measured while writing these checks: longer paths time out).
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ spec's WorkerDiscardsCancelledTask is unreachable for the same reason.
 A broker holds generators, so it cannot be copied or pickled: replay its inputs instead.
 :mod:`reference.lockstep` names its threads and maps a spec action onto the call that takes it.
 
-Sources: as cited in each part; paths abbreviated as in ``../shared/rocketmq/semantics.md``.
+Each part cites its sources as links to apache/rocketmq at a release tag (docs/sources.md).
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ pool buffer when the pool is on), appends, and resets ``beginTimeInLock`` at the
 inside the ``try``; ``finally`` only unlocks, except in 4.9.3–4.9.8 where it also resets, so an
 exception inside the lock leaves the stamp behind everywhere else (the stuck busy).
 
-Sources: S/CommitLog.java asyncPutMessage, S/MappedFileQueue.java getLastMappedFile,
-S/AllocateMappedFileService.java mmapOperation, S/MappedFile.java init (semantics.md 2.3, 3.4).
+Sources: S/CommitLog.java asyncPutMessage (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/CommitLog.java#L923-L1098), S/MappedFileQueue.java getLastMappedFile (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/MappedFileQueue.java#L299-L316),
+S/AllocateMappedFileService.java mmapOperation (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/AllocateMappedFileService.java#L145-L147), S/MappedFile.java init (https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.8/store/src/main/java/org/apache/rocketmq/store/MappedFile.java#L155-L160).
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ buffer to the pool once its file is committed to the end.
 The cadence and commitCommitLogLeastPages are left out: it commits whenever there is something to
 commit. The copy and the return are two steps (in Java, one commit() call).
 
-Sources: S/CommitLog.java CommitRealTimeService.run, S/MappedFileQueue.java commit,
-S/MappedFile.java commit (semantics.md 3.3, corner 33).
+Sources: S/CommitLog.java CommitRealTimeService.run (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/CommitLog.java#L1465-L1504), S/MappedFileQueue.java commit (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/MappedFileQueue.java#L651-L662),
+S/MappedFile.java commit (https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.8/store/src/main/java/org/apache/rocketmq/store/MappedFile.java#L315-L336) (corner 33).
 """
 
 from __future__ import annotations

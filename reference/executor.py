@@ -9,8 +9,9 @@ cancelled RequestTask does nothing (corner 26).
 A queue is a ``collections.deque`` with a separate capacity (``deque(maxlen=...)`` would silently
 drop the head on a full offer, which is not what a LinkedBlockingQueue does).
 
-Sources: ThreadPoolExecutor.execute/addWorker/runWorker/getTask, LinkedBlockingQueue.offer,
-BrokerFixedThreadPoolExecutor / FutureTaskExtThreadPoolExecutor (semantics.md 1.3, 1.4).
+Sources: ThreadPoolExecutor.execute/addWorker/runWorker/getTask (https://docs.oracle.com/en/java/javase/17/docs/api/java.base/java/util/concurrent/ThreadPoolExecutor.html), LinkedBlockingQueue.offer
+(https://docs.oracle.com/en/java/javase/17/docs/api/java.base/java/util/concurrent/LinkedBlockingQueue.html),
+BrokerFixedThreadPoolExecutor / FutureTaskExtThreadPoolExecutor.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ while the page cache is busy, answering each head [PCBUSY_CLEAN_QUEUE] whatever 
 each cleaned queue from its head, answering [TIMEOUT_CLEAN_QUEUE] to every head that has waited at
 least the queue's wait, and stops at the first head that is young, foreign or already stopped.
 
-Sources: B/latency/BrokerFastFailure.java start, cleanExpiredRequest, cleanExpiredRequestInQueue;
-R/netty/RequestTask.java returnResponse (semantics.md 4.1–4.3).
+Sources: B/latency/BrokerFastFailure.java start (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/latency/BrokerFastFailure.java#L82-L91), cleanExpiredRequest, cleanExpiredRequestInQueue;
+R/netty/RequestTask.java returnResponse (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/netty/RequestTask.java#L83-L87).
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class BrokerFastFailure:
 
     def fast_failure_now(self, run_started_at: int) -> int:
         """The clock phase 2 compares a head against: Java re-reads currentTimeMillis for every head
-        (corner 25), so the run's start time is not used (the rust port uses it, semantics.md 8.1)."""
+        (corner 25), so the run's start time is not used (the rust port uses it)."""
         return self.broker.now
 
     def is_expired(self, task: RequestTask, now: int, max_wait_ms: int) -> bool:
@@ -94,7 +94,7 @@ class BrokerFastFailure:
         """``blockingQueue.remove(runnable)`` before ``setStopRun(true)``: the task leaves the queue.
 
         Java answers only if the removal succeeded; here no other thread runs within the step, so it
-        always does (corner 23). The rust port instead leaves cancelled entries queued (semantics.md 8.1).
+        always does (corner 23). The rust port instead leaves cancelled entries queued.
         """
         queue.remove(head)
 

@@ -1,9 +1,9 @@
 """DefaultMessageStore: the commit log, the TransientStorePool and the commit service, and the two
 questions the broker asks the store before a put: is the page cache busy, is the pool deficient.
 
-Sources: S/DefaultMessageStore.java isOSPageCacheBusy, remainTransientStoreBufferNumbs,
+Sources: S/DefaultMessageStore.java isOSPageCacheBusy (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/DefaultMessageStore.java#L674-L680), remainTransientStoreBufferNumbs,
 isTransientStorePoolDeficient, and its constructor (the pool is initialised and the commit service
-started only when the pool is enabled) (semantics.md 2.2, 2.7, 3.1).
+started only when the pool is enabled).
 """
 
 from __future__ import annotations

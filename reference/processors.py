@@ -5,9 +5,9 @@ codes its switch knows and, from 4.9.1, REQUEST_CODE_NOT_SUPPORTED to the rest. 
 refuses work while the store is busy or its pool deficient (rejectRequest), pre-checks the busy
 state again on the worker, and puts the message through the commit log.
 
-Sources: B/BrokerController.java registerProcessor, B/processor/AdminBrokerProcessor.java,
-B/processor/SendMessageProcessor.java rejectRequest and handlePutMessageResult,
-S/DefaultMessageStore.java asyncPutMessage (semantics.md 1.1, 2.1, 2.6).
+Sources: B/BrokerController.java registerProcessor (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/BrokerController.java#L1077-L1204), B/processor/AdminBrokerProcessor.java (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/processor/AdminBrokerProcessor.java#L234-L3463),
+B/processor/SendMessageProcessor.java rejectRequest (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/processor/SendMessageProcessor.java#L129-L139) and handlePutMessageResult,
+S/DefaultMessageStore.java asyncPutMessage (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/DefaultMessageStore.java#L577-L617).
 """
 
 from __future__ import annotations
@@ -71,13 +71,13 @@ class SendMessageProcessor(Processor):
         super().__init__(broker, "SendMessageProcessor", known_codes=None)
 
     def reject_request(self) -> bool:
-        """SendMessageProcessor.rejectRequest: busy or pool-deficient (semantics.md 2.1)."""
+        """SendMessageProcessor.rejectRequest: busy or pool-deficient."""
         store = self.broker.message_store
         return store.is_os_page_cache_busy() or store.is_transient_store_pool_deficient()
 
     def page_cache_busy_answer(self, code: int) -> tuple[ResponseCode, str]:
         """OS_PAGE(_)CACHE_BUSY → [PC_SYNCHRONIZED] with the profile's code; a send-back answers
-        SYSTEM_ERROR with the status name (handlePutMessageResult, semantics.md 2.6)."""
+        SYSTEM_ERROR with the status name (handlePutMessageResult)."""
         profile = self.broker.profile
         if code == RequestCode.CONSUMER_SEND_MSG_BACK:
             return ResponseCode.SYSTEM_ERROR, profile.page_cache_busy_status

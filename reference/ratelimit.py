@@ -8,8 +8,8 @@ reserves without a ``canAcquire`` pre-check and opens a circuit breaker instead 
 The stopwatch is the broker's millisecond clock read from the limiter's creation, so its
 microseconds are multiples of 1000.
 
-Sources: guava SmoothRateLimiter.java (resync, reserveEarliestAvailable, SmoothBursty.doSetRate)
-and RateLimiter.java (create, setRate, reserveAndGetWaitLength); 004_1b59479d7af64a40.txt section 四.5.
+Sources: Guava 31.1 SmoothRateLimiter.java (https://github.com/google/guava/blob/v31.1/guava/src/com/google/common/util/concurrent/SmoothRateLimiter.java) (resync, reserveEarliestAvailable, SmoothBursty.doSetRate)
+and RateLimiter.java (create, setRate, reserveAndGetWaitLength); docs/sources.md, source 004, section 四.5.
 """
 
 from __future__ import annotations

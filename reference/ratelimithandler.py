@@ -5,7 +5,7 @@ the request that created it) or is answered [RateLimit] on the spot; when the ha
 executor rejects its task, the caller runs it, sees it is not on the event loop and fires the
 request on without touching a bucket (fail open).
 
-Source: 004_1b59479d7af64a40.txt sections 四.3–四.5 (getResource is not shown there, so the send
+Source: docs/sources.md, source 004, sections 四.3–四.5 (getResource is not shown there, so the send
 header's topic, the %RETRY% topic for a send-back, is the resource).
 """
 

@@ -8,8 +8,8 @@ writes the processor's response, and a ``catch (Throwable)`` that answers SYSTEM
 response goes out through :meth:`NettyRemotingServer.write_response`, where each writer has its
 own rule for oneway requests (corner 8).
 
-Sources: R/netty/NettyRemotingAbstract.java processMessageReceived and processRequestCommand,
-R/netty/RequestTask.java returnResponse (semantics.md 1.1, 1.2).
+Sources: R/netty/NettyRemotingAbstract.java processMessageReceived (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/netty/NettyRemotingAbstract.java#L178-L191) and processRequestCommand,
+R/netty/RequestTask.java returnResponse (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/netty/RequestTask.java#L83-L87).
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ class NettyRemotingServer:
         drops them in writeResponse from 5.1.0; [OVERLOAD] is guarded by ``!isOnewayRPC()`` in every
         version; the processor's callback never answers oneway; ``channel.writeAndFlush`` (fast
         failure's returnResponse, the rate-limit handler) always writes.
-        Source: NettyRemotingAbstract.processRequestCommand, RequestTask.returnResponse (1.1, corner 8).
+        Source: NettyRemotingAbstract.processRequestCommand (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/netty/NettyRemotingAbstract.java#L259-L317), RequestTask.returnResponse (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/netty/RequestTask.java#L83-L87) (corner 8).
         """
         match writer:
             case Writer.DISPATCH:
@@ -127,7 +127,7 @@ class NettyRemotingServer:
             self.channels.responses.append(response)
 
     def reject_request_remark(self) -> str:
-        """The [REJECTREQUEST] remark (the rust port writes ``[REJECT REQUEST]``, semantics.md 8.2)."""
+        """The [REJECTREQUEST] remark (the rust port writes ``[REJECT REQUEST]``)."""
         return REJECT_REQUEST_REMARK
 
     # ---------------------------------------------------------------- the handler threads

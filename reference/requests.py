@@ -3,8 +3,8 @@
 Mutable, as in Java: a RequestTask's ``stop_run`` is flipped by fast failure after it removed the
 task from its queue.
 
-Sources: R/protocol/RemotingCommand.java, R/netty/RequestTask.java, FutureTaskExt and
-BrokerFastFailure.castRunnable (semantics.md 1.1–1.4, 4.3).
+Sources: R/protocol/RemotingCommand.java (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/protocol/RemotingCommand.java#L47-L653), R/netty/RequestTask.java (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/netty/RequestTask.java#L23-L88), FutureTaskExt and
+BrokerFastFailure.castRunnable (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/latency/BrokerFastFailure.java#L69-L80).
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ These hold state and do what their Java namesakes do; the decisions that tie the
 (when the store is busy, when a buffer is due back) belong to :mod:`reference.messagestore`,
 :mod:`reference.commitlog` and :mod:`reference.commitservice`.
 
-Sources: S/PutMessageSpinLock.java, S/PutMessageReentrantLock.java, S/MappedFile.java,
-S/MappedFileQueue.java, S/TransientStorePool.java (semantics.md 2.4, 3.2, 3.5).
+Sources: S/PutMessageSpinLock.java (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/PutMessageSpinLock.java#L24-L41), S/PutMessageReentrantLock.java (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/PutMessageReentrantLock.java#L24-L36), S/MappedFile.java (https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.8/store/src/main/java/org/apache/rocketmq/store/MappedFile.java#L46-L597),
+S/MappedFileQueue.java (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/MappedFileQueue.java#L40-L917), S/TransientStorePool.java (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/TransientStorePool.java#L30-L92).
 """
 
 from __future__ import annotations

@@ -19,9 +19,10 @@ its guard and effect (:mod:`spec.remoting`, :mod:`spec.workers`, :mod:`spec.comm
 :mod:`spec.fastfailure`, :mod:`spec.environment`) → :mod:`spec.machine` (``enabled``/``step``)
 → :mod:`spec.invariants` (the claims and the monitors).
 
-Sources. ``../shared/rocketmq/semantics.md`` (a digest of apache/rocketmq 4.0.0–5.3.3 and
-HEAD, with file paths; abbreviations R/, B/, S/, C/, CL/ as defined there) and the five source
-articles; each rule cites its file, method and versions.
+Sources. The Java source of apache/rocketmq at its release tags: each rule cites the file,
+method and lines as a link at the tag it was read at, and :mod:`spec.releases` cites where each
+difference between releases comes from. docs/sources.md says, in this project's words, what each
+source is, including the five articles on production incidents the project started from.
 
 Non-goals (each also stated where it would apply):
 - GO_AWAY during shutdown (5.2.0+), slave roles and slaveActingMaster: the broker is a running master.

@@ -10,9 +10,9 @@ Consequence (corner 38): before 5.3.0 every SYSTEM_BUSY answer (``[REJECTREQUEST
 ``[OVERLOAD]``, ``[PCBUSY_CLEAN_QUEUE]``, ``[TIMEOUT_CLEAN_QUEUE]``) fails the send at once,
 while ``[PC_SYNCHRONIZED]``, a SYSTEM_ERROR until 5.2.0, is retried.
 
-Source: CL/impl/MQClientAPIImpl.java processSendResponse, sendMessageAsync;
-CL/impl/producer/DefaultMQProducerImpl.java sendDefaultImpl; DefaultMQProducer.retryResponseCodes
-(4.9.2+) (semantics.md 5.3).
+Source: CL/impl/MQClientAPIImpl.java processSendResponse (https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.8/client/src/main/java/org/apache/rocketmq/client/impl/MQClientAPIImpl.java#L623-L687), sendMessageAsync;
+CL/impl/producer/DefaultMQProducerImpl.java sendDefaultImpl (https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.8/client/src/main/java/org/apache/rocketmq/client/impl/producer/DefaultMQProducerImpl.java#L537-L670); DefaultMQProducer.retryResponseCodes (https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.8/client/src/main/java/org/apache/rocketmq/client/producer/DefaultMQProducer.java#L61-L1112)
+(4.9.2+).
 Simplification: the ``sendMsgTimeout`` (3000 ms) budget across attempts and the latency-fault
 isolation (``sendLatencyFaultEnable``, off by default) are left out.
 """

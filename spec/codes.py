@@ -4,12 +4,14 @@ These are the values a producer sees. Remarks are quoted verbatim from the Java 
 leading space or a missing one is part of the contract (the rust port's ``[REJECT REQUEST]``,
 with a space, is a divergence precisely because of this).
 
-Sources (paths abbreviated as in ``../shared/rocketmq/semantics.md`` section 0):
-  R/protocol/RemotingSysResponseCode.java (4.0.0–HEAD, unchanged),
-  common/.../protocol/RequestCode.java (4.x), R/protocol/RequestCode.java (5.x),
-  R/netty/NettyRemotingAbstract.java processRequestCommand,
-  B/latency/BrokerFastFailure.java cleanExpiredRequest / cleanExpiredRequestInQueue,
-  B/processor/SendMessageProcessor.java handlePutMessageResult.
+Sources (at rocketmq-all-5.3.3; the same text in every release unless a field of
+:mod:`spec.releases` says otherwise):
+  RemotingSysResponseCode (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/protocol/RemotingSysResponseCode.java#L20-L31),
+  RequestCode (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/protocol/RequestCode.java#L20-L30),
+  NettyRemotingAbstract.processRequestCommand (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/netty/NettyRemotingAbstract.java#L259-L317),
+  BrokerFastFailure.cleanExpiredRequest / cleanExpiredRequestInQueue
+  (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/latency/BrokerFastFailure.java#L93-L155),
+  SendMessageProcessor.handlePutMessageResult (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/processor/SendMessageProcessor.java#L367-L545).
 """
 
 from __future__ import annotations

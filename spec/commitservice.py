@@ -6,8 +6,8 @@ more call. Within one ``commit()`` Java copies the bytes and, when the commit re
 size, returns the buffer; the spec splits those into two steps so that the short window where a
 full file's buffer is not yet back (the pool looks one buffer poorer) is visible.
 
-Source: S/CommitLog.java CommitRealTimeService.run, S/MappedFileQueue.java commit,
-S/MappedFile.java / S/logfile/DefaultMappedFile.java commit (semantics.md 3.5, 3.6).
+Source: S/CommitLog.java CommitRealTimeService.run (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/CommitLog.java#L1465-L1504), S/MappedFileQueue.java commit (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/MappedFileQueue.java#L651-L662),
+S/MappedFile.java (https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.8/store/src/main/java/org/apache/rocketmq/store/MappedFile.java#L46-L597) / S/logfile/DefaultMappedFile.java commit (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/logfile/DefaultMappedFile.java#L412-L437).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ class CommitServiceCommits(CommitServiceStep):
 def commit_service_commits_enabled(config: BrokerConfig, s: BrokerState, a: CommitServiceCommits) -> bool:
     """Guard: the pool is enabled and a file has uncommitted bytes in its write buffer, with no
     buffer still due back.
-    Source: S/MappedFileQueue.java commit → MappedFile.commit: ``writeBuffer != null`` and
-    ``committedPosition < wrotePosition`` (semantics.md 3.5, 3.6).
+    Source: S/MappedFileQueue.java commit (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/MappedFileQueue.java#L651-L662) → MappedFile.commit (https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.8/store/src/main/java/org/apache/rocketmq/store/MappedFile.java#L315-L336): ``writeBuffer != null`` and
+    ``committedPosition < wrotePosition``.
     """
     return config.pool_enabled and file_to_commit(s.files, config.mapped_file_size) is not None
 
@@ -40,7 +40,7 @@ def commit_service_commits_enabled(config: BrokerConfig, s: BrokerState, a: Comm
 def commit_service_commits(config: BrokerConfig, s: BrokerState, a: CommitServiceCommits) -> Next:
     """Effect: that file's committedPosition = wrotePosition.
 
-    Source: S/MappedFile.java commit0 (4.x), S/logfile/DefaultMappedFile.java commit0 (5.x).
+    Source: S/MappedFile.java commit0 (https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.8/store/src/main/java/org/apache/rocketmq/store/MappedFile.java#L338-L354) (4.x), S/logfile/DefaultMappedFile.java commit0 (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/logfile/DefaultMappedFile.java#L439-L455) (5.x).
     Simplification: see :func:`spec.storepool.commit_file` (cadence and least pages abstracted).
     """
     position = file_to_commit(s.files, config.mapped_file_size)
@@ -61,8 +61,8 @@ def commit_service_returns_buffer_enabled(
 ) -> bool:
     """Guard: a file's commit reached the file size and it still holds its buffer.
 
-    Source: S/MappedFile.java commit: ``committedPosition == fileSize`` with the write buffer still
-    held (semantics.md 3.5).
+    Source: S/MappedFile.java commit (https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.8/store/src/main/java/org/apache/rocketmq/store/MappedFile.java#L315-L336): ``committedPosition == fileSize`` with the write buffer still
+    held.
     """
     return file_awaiting_return(s.files, config.mapped_file_size) is not None
 
@@ -70,8 +70,8 @@ def commit_service_returns_buffer_enabled(
 def commit_service_returns_buffer(config: BrokerConfig, s: BrokerState, a: CommitServiceReturnsBuffer) -> Next:
     """Effect: ``transientStorePool.returnBuffer(writeBuffer)`` (to the deque head); writeBuffer = null.
 
-    Source: S/MappedFile.java commit (4.x) / DefaultMappedFile.commit (5.x): ``if (writeBuffer
-    != null && transientStorePool != null && committedPosition == fileSize)`` (semantics.md 3.5).
+    Source: S/MappedFile.java commit (https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.8/store/src/main/java/org/apache/rocketmq/store/MappedFile.java#L315-L336) (4.x) / DefaultMappedFile.commit (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/logfile/DefaultMappedFile.java#L412-L437) (5.x): ``if (writeBuffer
+    != null && transientStorePool != null && committedPosition == fileSize)``.
     """
     position = file_awaiting_return(s.files, config.mapped_file_size)
     assert position is not None

@@ -1,7 +1,7 @@
 """The broker's environment: the clock, an operator changing settings, broker-internal
 submissions, and the HA service's use of the put lock.
 
-Source: S/CommitLog.java appendData (HA holds the put lock without stamping it, corner 5);
+Source: S/CommitLog.java appendData (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/CommitLog.java#L1391-L1404) (HA holds the put lock without stamping it, corner 5);
 B/BrokerController updateBrokerConfig (dynamic settings read each fast-failure run, corner 27).
 """
 
@@ -30,7 +30,7 @@ def clock_advances_enabled(config: BrokerConfig, s: BrokerState, a: ClockAdvance
     """Guard: time moves forward.
 
     Simplification: the wall clock never steps back (a negative diff is "not busy" in Java).
-    Source: SystemClock.now(): a monotonic wall clock (the spec leaves out steps back).
+    Source: SystemClock.now (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/common/src/main/java/org/apache/rocketmq/common/SystemClock.java#L20-L22): a monotonic wall clock (the spec leaves out steps back).
     """
     return a.ms > 0
 
@@ -55,8 +55,7 @@ def operator_sets_fast_failure_enable_enabled(
 ) -> bool:
     """Guard: the value changes.
 
-    Source: B/BrokerController updateBrokerConfig: brokerFastFailureEnable is a dynamic setting
-    (semantics.md 4.1).
+    Source: AdminBrokerProcessor.updateBrokerConfig (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/processor/AdminBrokerProcessor.java#L1015-L1059): brokerFastFailureEnable is a dynamic setting.
     """
     return s.fast_failure_enable != a.enabled
 
@@ -64,7 +63,7 @@ def operator_sets_fast_failure_enable_enabled(
 def operator_sets_fast_failure_enable(
     config: BrokerConfig, s: BrokerState, a: OperatorSetsFastFailureEnable
 ) -> Next:
-    """Effect: brokerFastFailureEnable = enabled; the next run reads it (semantics.md 4.1)."""
+    """Effect: brokerFastFailureEnable = enabled; the next run reads it."""
     return replace(s, fast_failure_enable=a.enabled), NO_OUTPUTS
 
 
@@ -82,15 +81,15 @@ class OperatorSetsQueueWait(EnvironmentInput):
 def operator_sets_queue_wait_enabled(config: BrokerConfig, s: BrokerState, a: OperatorSetsQueueWait) -> bool:
     """Guard: the queue is cleaned and its wait changes.
 
-    Source: B/BrokerController updateBrokerConfig: waitTimeMillsIn*Queue are dynamic settings
-    (semantics.md 4.3, corner 27).
+    Source: AdminBrokerProcessor.updateBrokerConfig (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/processor/AdminBrokerProcessor.java#L1015-L1059): waitTimeMillsIn*Queue are dynamic settings
+    (corner 27).
     """
     return any(q is a.queue and w != a.wait_ms for q, w in s.queue_waits)
 
 
 def operator_sets_queue_wait(config: BrokerConfig, s: BrokerState, a: OperatorSetsQueueWait) -> Next:
     """Effect: waitTimeMillsIn<queue>Queue = wait_ms; read by the next phase-2 scan of that queue
-    (getter each tick in 4.2.0–5.2.0, Supplier from 5.3.0) (semantics.md 4.3)."""
+    (getter each tick in 4.2.0–5.2.0, Supplier from 5.3.0)."""
     return replace(s, queue_waits=tuple((q, a.wait_ms if q is a.queue else w) for q, w in s.queue_waits)), NO_OUTPUTS
 
 
@@ -107,8 +106,7 @@ class InternalTaskSubmitted(EnvironmentInput):
 def internal_task_submitted_enabled(config: BrokerConfig, s: BrokerState, a: InternalTaskSubmitted) -> bool:
     """Guard: the executor exists, all its threads are started, and its queue has room.
 
-    Source: ThreadPoolExecutor.execute (offer) for a non-RequestTask submitted by broker code
-    (semantics.md 1.3, 4.4).
+    Source: ThreadPoolExecutor.execute (https://docs.oracle.com/en/java/javase/17/docs/api/java.base/java/util/concurrent/ThreadPoolExecutor.html#execute(java.lang.Runnable)) (offer) for a non-RequestTask submitted by broker code.
     """
     if not any(e.name is a.executor for e in config.executors):
         return False
@@ -120,8 +118,9 @@ def internal_task_submitted_enabled(config: BrokerConfig, s: BrokerState, a: Int
 def internal_task_submitted(config: BrokerConfig, s: BrokerState, a: InternalTaskSubmitted) -> Next:
     """Effect: a plain FutureTask (4.x ``submit`` of a non-RequestTask) joins the queue's tail.
 
-    Source: semantics.md 1.3, 4.4; the 4.2.0+ unit test BrokerFastFailureTest adds a plain
-    Runnable to the queue (6.1).
+    Source: BrokerFastFailure.castRunnable (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/latency/BrokerFastFailure.java#L69-L80)
+    unwraps only a FutureTaskExt of a RequestTask; the 4.2.0+ unit test BrokerFastFailureTest adds a
+    plain Runnable to the queue.
     Simplification: the submit is only modelled once all threads exist (before that it would
     run on a new thread and never be seen by a queue).
     """
@@ -141,7 +140,7 @@ class HaServiceAcquiresPutLock(EnvironmentInput):
 def ha_service_acquires_put_lock_enabled(config: BrokerConfig, s: BrokerState, a: HaServiceAcquiresPutLock) -> bool:
     """Guard: the lock is free.
 
-    Source: S/CommitLog.java appendData: ``putMessageLock.lock()`` (corner 5).
+    Source: S/CommitLog.java appendData (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/CommitLog.java#L1391-L1404): ``putMessageLock.lock()`` (corner 5).
     """
     return s.lock.holder is None
 
@@ -163,7 +162,7 @@ class HaServiceReleasesPutLock(EnvironmentInput):
 def ha_service_releases_put_lock_enabled(config: BrokerConfig, s: BrokerState, a: HaServiceReleasesPutLock) -> bool:
     """Guard: the HA service holds the lock.
 
-    Source: S/CommitLog.java appendData: ``putMessageLock.unlock()`` in finally (corner 5).
+    Source: S/CommitLog.java appendData (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/CommitLog.java#L1391-L1404): ``putMessageLock.unlock()`` in finally (corner 5).
     """
     return s.lock.holder == HA_SERVICE
 

@@ -18,7 +18,7 @@ The schedule is fixed-rate: first run 1000 ms after start, then every 10 ms; run
 and a late run is followed at once by the next due one (corner 27). The switch
 brokerFastFailureEnable and the waits are read each run.
 
-Source: B/latency/BrokerFastFailure.java, 4.2.0–HEAD (semantics.md 4.1–4.6).
+Source: B/latency/BrokerFastFailure.java (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/latency/BrokerFastFailure.java#L42-L165), 4.2.0–HEAD.
 Simplifications:
 - ``queue.remove(r)`` failing because a worker took the element (corner 23) is the same as the
   worker having taken it one step earlier: the spec's steps are atomic, so the head is re-read.
@@ -77,8 +77,8 @@ class FastFailureStartsRun(FastFailureStep):
 def fast_failure_starts_run_enabled(config: BrokerConfig, s: BrokerState, a: FastFailureStartsRun) -> bool:
     """Guard: a run is due, none is in progress, and the switch is on (or the version has none).
 
-    Source: BrokerFastFailure.start: the fixed-rate task, gated by ``isBrokerFastFailureEnable()``
-    from 4.2.0 (semantics.md 4.1).
+    Source: BrokerFastFailure.start (https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.8/broker/src/main/java/org/apache/rocketmq/broker/latency/BrokerFastFailure.java#L54-L63): the fixed-rate task, gated by ``isBrokerFastFailureEnable()``
+    from 4.2.0.
     """
     return _run_due(config, s) and _switch_on(config, s)
 
@@ -86,8 +86,8 @@ def fast_failure_starts_run_enabled(config: BrokerConfig, s: BrokerState, a: Fas
 def fast_failure_starts_run(config: BrokerConfig, s: BrokerState, a: FastFailureStartsRun) -> Next:
     """Effect: phase 1 begins; the next run is scheduled one period after this one's slot.
 
-    Source: BrokerFastFailure.start: ``scheduleAtFixedRate(..., 1000, 10, MILLISECONDS)``; the
-    task calls cleanExpiredRequest if ``isBrokerFastFailureEnable()`` (4.2.0+) (semantics.md 4.1).
+    Source: BrokerFastFailure.start (https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.8/broker/src/main/java/org/apache/rocketmq/broker/latency/BrokerFastFailure.java#L54-L63): ``scheduleAtFixedRate(..., 1000, 10, MILLISECONDS)``; the
+    task calls cleanExpiredRequest if ``isBrokerFastFailureEnable()`` (4.2.0+).
     """
     s = replace(
         s,
@@ -108,14 +108,14 @@ class FastFailureSkipsRun(FastFailureStep):
 def fast_failure_skips_run_enabled(config: BrokerConfig, s: BrokerState, a: FastFailureSkipsRun) -> bool:
     """Guard: a run is due and brokerFastFailureEnable is false.
 
-    Source: BrokerFastFailure.start: ``if
-    (brokerController.getBrokerConfig().isBrokerFastFailureEnable())`` false (semantics.md 4.1).
+    Source: BrokerFastFailure.start (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/latency/BrokerFastFailure.java#L82-L91): ``if
+    (brokerController.getBrokerConfig().isBrokerFastFailureEnable())`` false.
     """
     return _run_due(config, s) and not _switch_on(config, s)
 
 
 def fast_failure_skips_run(config: BrokerConfig, s: BrokerState, a: FastFailureSkipsRun) -> Next:
-    """Effect: the scheduler still ticks but does nothing (4.2.0+) (semantics.md 4.1)."""
+    """Effect: the scheduler still ticks but does nothing (4.2.0+)."""
     return replace(s, fast_failure_next_run=s.fast_failure_next_run + config.fast_failure_period_ms), NO_OUTPUTS
 
 
@@ -141,8 +141,8 @@ def fast_failure_drains_busy_send_queue_enabled(
 ) -> bool:
     """Guard: phase 1, the store is busy now, and the send queue's head is a RequestTask.
 
-    Source: BrokerFastFailure.cleanExpiredRequest: ``while (isOSPageCacheBusy())`` and a RequestTask
-    polled from the send queue (semantics.md 4.2).
+    Source: BrokerFastFailure.cleanExpiredRequest (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/latency/BrokerFastFailure.java#L93-L121): ``while (isOSPageCacheBusy())`` and a RequestTask
+    polled from the send queue.
     """
     return isinstance(_draining_head(config, s), RequestTask)
 
@@ -154,7 +154,7 @@ def fast_failure_drains_busy_send_queue(
     with the period computed now and the queue size after the poll. stopRun is not set: the task
     left the queue and can never run (corner 15).
 
-    Source: BrokerFastFailure.cleanExpiredRequest, the while(isOSPageCacheBusy()) loop (4.2).
+    Source: BrokerFastFailure.cleanExpiredRequest (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/latency/BrokerFastFailure.java#L93-L121), the while(isOSPageCacheBusy()) loop.
     """
     task = _draining_head(config, s)
     assert isinstance(task, RequestTask)
@@ -178,7 +178,7 @@ def fast_failure_drops_foreign_element_enabled(
 ) -> bool:
     """Guard: phase 1, the store is busy, and the send queue's head is not a RequestTask.
 
-    Source: BrokerFastFailure.cleanExpiredRequest: the polled element is not a RequestTask
+    Source: BrokerFastFailure.cleanExpiredRequest (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/latency/BrokerFastFailure.java#L93-L121): the polled element is not a RequestTask
     (castRunnable null; corner 17).
     """
     return isinstance(_draining_head(config, s), ForeignTask)
@@ -205,7 +205,7 @@ class FastFailureEndsBusyDrain(FastFailureStep):
 def fast_failure_ends_busy_drain_enabled(config: BrokerConfig, s: BrokerState, a: FastFailureEndsBusyDrain) -> bool:
     """Guard: phase 1 and (the store is not busy, or the send queue is empty).
 
-    Source: BrokerFastFailure.cleanExpiredRequest: the while loop's exit, busy false or the queue
+    Source: BrokerFastFailure.cleanExpiredRequest (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/latency/BrokerFastFailure.java#L93-L121): the while loop's exit, busy false or the queue
     empty (corner 16).
     """
     return s.fast_failure_phase is FastFailurePhase.DRAINING_BUSY and _draining_head(config, s) is None
@@ -214,7 +214,7 @@ def fast_failure_ends_busy_drain_enabled(config: BrokerConfig, s: BrokerState, a
 def fast_failure_ends_busy_drain(config: BrokerConfig, s: BrokerState, a: FastFailureEndsBusyDrain) -> Next:
     """Effect: phase 2 starts at the first cleaned queue (phase 1 always runs first, corner 19).
 
-    Source: BrokerFastFailure.cleanExpiredRequest: the while loop's exit (busy false, isEmpty,
+    Source: BrokerFastFailure.cleanExpiredRequest (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/latency/BrokerFastFailure.java#L93-L121): the while loop's exit (busy false, isEmpty,
     or a null poll: corner 16) then the cleanExpiredRequestInQueue calls, each of which gets its
     queue's maxWait as an argument, read once when the call starts (4.2.0–5.2.0 a getter,
     5.3.0+ a Supplier): a wait changed during a queue's scan applies from the next scan (corner 27).
@@ -266,8 +266,8 @@ def fast_failure_cleans_expired_head_enabled(
 ) -> bool:
     """Guard: phase 2 is on this queue and its head is a live RequestTask with ``behind >= maxWait``.
 
-    Source: BrokerFastFailure.cleanExpiredRequestInQueue: ``behind >= maxWaitTimeMillsInQueue`` on a
-    live RequestTask head (semantics.md 4.3, corner 20).
+    Source: BrokerFastFailure.cleanExpiredRequestInQueue (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/latency/BrokerFastFailure.java#L123-L155): ``behind >= maxWaitTimeMillsInQueue`` on a
+    live RequestTask head (corner 20).
     """
     found = _cleaning(config, s, a.queue)
     return found is not None and _head_is_cleanable(found[0], s.now, found[1])
@@ -279,7 +279,7 @@ def fast_failure_cleans_expired_head(
     """Effect: ``queue.remove(r)``, then ``setStopRun(true)``, then ``returnResponse(SYSTEM_BUSY,
     "[TIMEOUT_CLEAN_QUEUE]...")`` with ``behind`` and the size after removal (corner 24).
 
-    Source: BrokerFastFailure.cleanExpiredRequestInQueue, 4.2.0–HEAD (semantics.md 4.3).
+    Source: BrokerFastFailure.cleanExpiredRequestInQueue (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/latency/BrokerFastFailure.java#L123-L155), 4.2.0–HEAD.
     Simplification: remove, stopRun and respond are one step; the size an IO thread could add
     between remove and respond is not modelled (the size is exactly the one after removal).
     """
@@ -308,8 +308,7 @@ class FastFailureStopsAtHead(FastFailureStep):
 def fast_failure_stops_at_head_enabled(config: BrokerConfig, s: BrokerState, a: FastFailureStopsAtHead) -> bool:
     """Guard: phase 2 is on this queue and its head is absent, foreign, stopRun, or young.
 
-    Source: BrokerFastFailure.cleanExpiredRequestInQueue: the loop's ``break``s (semantics.md 4.3,
-    corners 21, 22).
+    Source: BrokerFastFailure.cleanExpiredRequestInQueue (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/latency/BrokerFastFailure.java#L123-L155): the loop's ``break``s (corners 21, 22).
     """
     found = _cleaning(config, s, a.queue)
     return found is not None and not _head_is_cleanable(found[0], s.now, found[1])
@@ -318,7 +317,7 @@ def fast_failure_stops_at_head_enabled(config: BrokerConfig, s: BrokerState, a: 
 def fast_failure_stops_at_head(config: BrokerConfig, s: BrokerState, a: FastFailureStopsAtHead) -> Next:
     """Effect: the scan moves to the next queue; after the last queue the run ends.
 
-    Source: cleanExpiredRequestInQueue's ``break``s: isEmpty / null peek / castRunnable null /
-    isStopRun / ``behind < maxWait`` (semantics.md 4.3, corners 21, 22).
+    Source: BrokerFastFailure.cleanExpiredRequestInQueue (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/latency/BrokerFastFailure.java#L123-L155), its ``break``s: isEmpty / null peek / castRunnable null /
+    isStopRun / ``behind < maxWait`` (corners 21, 22).
     """
     return _scan_queue(s, s.fast_failure_queue + 1), NO_OUTPUTS

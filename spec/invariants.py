@@ -66,7 +66,7 @@ def no_queue_exceeds_its_capacity(config: BrokerConfig, s: BrokerState) -> bool:
     threads than configured.
 
     Why: the bound is what turns overload into an ``[OVERLOAD]`` answer instead of memory growth.
-    Source: LinkedBlockingQueue(capacity) built in the BrokerController constructor (1.3, 1.5).
+    Source: LinkedBlockingQueue(capacity) (https://docs.oracle.com/en/java/javase/17/docs/api/java.base/java/util/concurrent/LinkedBlockingQueue.html) built in BrokerController.initializeResources (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/BrokerController.java#L512-L626).
     """
     for e in s.executors:
         shape = config.executor(e.name)
@@ -82,7 +82,7 @@ def at_most_one_writer_holds_the_put_lock(config: BrokerConfig, s: BrokerState) 
 
     Why: two writers appending at once corrupt the commit log; and the busy signal is the
     holder's stamp, so a writer inside without holding would be invisible.
-    Source: S/PutMessageSpinLock.java, S/PutMessageReentrantLock.java (semantics.md 2.4).
+    Source: S/PutMessageSpinLock.java (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/PutMessageSpinLock.java#L24-L41), S/PutMessageReentrantLock.java (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/PutMessageReentrantLock.java#L24-L36).
     """
     inside = [
         holder_of(e.name, i) for e in s.executors for i, w in enumerate(e.workers) if w.stage is WorkerStage.IN_PUT_LOCK
@@ -101,7 +101,7 @@ def begin_time_is_zero_when_lock_is_free(config: BrokerConfig, s: BrokerState) -
     since every writer is then refused at the pre-check, nothing clears it for ~2.8 hours: every
     send fails with ``[REJECTREQUEST]``/``[PC_SYNCHRONIZED]``/``[PCBUSY_CLEAN_QUEUE]``. Violated in
     4.0.0–4.9.2 and 5.x by an exception inside the lock; held in 4.9.3–4.9.8.
-    Source: S/CommitLog.java (semantics.md 2.3, corner 4), ISSUE #3459.
+    Source: S/CommitLog.java (asyncPutMessage at 5.3.3: https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/CommitLog.java#L923-L1098) (corner 4), ISSUE #3459.
     """
     return begin_time_is_zero_when_free(s.lock)
 
@@ -112,7 +112,7 @@ def lent_and_available_buffers_partition_the_pool(config: BrokerConfig, s: Broke
 
     Why: a buffer lent twice is two files writing into one memory region; a lost buffer shrinks
     the pool for good and brings ``[REJECTREQUEST]`` (deficiency) closer.
-    Source: S/TransientStorePool.java (semantics.md 3.2, 3.5).
+    Source: S/TransientStorePool.java (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/TransientStorePool.java#L30-L92).
     """
     size = config.transient_store_pool_size if config.pool_enabled else 0
     return buffers_partition_the_pool(s.available_buffers, s.files, size)
@@ -123,7 +123,7 @@ def pool_is_deficient_exactly_when_none_is_available(config: BrokerConfig, s: Br
 
     Why: deficiency refuses every send; it must mean "zero left" (not "few left") and never
     fire for a disabled pool, whose count is Integer.MAX_VALUE (corner 30).
-    Source: DefaultMessageStore.isTransientStorePoolDeficient (semantics.md 2.7).
+    Source: DefaultMessageStore.isTransientStorePoolDeficient (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/DefaultMessageStore.java#L2041-L2043).
     """
     deficient = is_transient_store_pool_deficient(s.available_buffers, config.pool_enabled)
     return deficient == (config.pool_enabled and len(s.available_buffers) == 0)
@@ -202,7 +202,7 @@ def each_request_is_answered_at_most_once(
 
     Why: a second answer to one opaque is either dropped by the client or, worse, completes a
     later request's future; the fast-failure paths and the worker must never both answer.
-    Source: RequestTask.returnResponse vs. the worker's response (semantics.md 1.2, 4.3).
+    Source: RequestTask.returnResponse (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/netty/RequestTask.java#L83-L87) vs. the worker's response.
     """
     settled = out.settled
     if not settled:
@@ -241,7 +241,7 @@ def cancelled_task_never_runs(
 
     Why: fast failure answered it already; running it would write to the store after the client
     was told "busy" (and a retry would duplicate the message).
-    Source: RequestTask.run checks stopRun (semantics.md 1.2, corner 26).
+    Source: RequestTask.run (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/netty/RequestTask.java#L78-L81) checks stopRun (corner 26).
     """
     m = moved(before, after)
     if any(t.stop_run for t in m.holding):
@@ -284,7 +284,8 @@ def responses_carry_the_profile_code_and_remark(
 
     Why: producers, dashboards and runbooks key on these strings and codes; a SYSTEM_BUSY where
     the version sends SYSTEM_ERROR changes whether the client retries (corner 38).
-    Source: semantics.md 4.6, 5.2.
+    Source: RequestTask.returnResponse (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/netty/RequestTask.java#L83-L87), SendMessageProcessor.handlePutMessageResult
+    (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/processor/SendMessageProcessor.java#L367-L545), and the releases' changes in docs/spec.md.
     """
     return all(answer_is_expected(config, r) for r in out.responses)
 
@@ -297,7 +298,7 @@ def timeout_answers_only_after_the_queue_wait(
 
     Why: the 200 ms send-queue wait is the contract operators tune; answering younger tasks
     fails sends that would have succeeded (corner 20: ``>=``).
-    Source: BrokerFastFailure.cleanExpiredRequestInQueue (semantics.md 4.3).
+    Source: BrokerFastFailure.cleanExpiredRequestInQueue (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/latency/BrokerFastFailure.java#L123-L155).
     """
     for r in out.responses:
         if r.kind is not ResponseKind.TIMEOUT_CLEAN_QUEUE:
@@ -324,7 +325,7 @@ def pcbusy_answers_only_while_busy(
     task, with the send queue's size after the poll.
 
     Why: phase 1 has no age check; outside a busy window it would fail every queued send.
-    Source: BrokerFastFailure.cleanExpiredRequest phase 1 (semantics.md 4.2).
+    Source: BrokerFastFailure.cleanExpiredRequest (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/latency/BrokerFastFailure.java#L93-L121) phase 1.
     """
     for r in out.responses:
         if r.kind is not ResponseKind.PCBUSY_CLEAN_QUEUE:
@@ -346,7 +347,7 @@ def reject_request_answers_only_while_busy_or_deficient(
     """A ``[REJECTREQUEST]`` answer is written only while the store is busy or the pool is deficient.
 
     Why: it refuses the send before it is queued; any other cause is a false "system busy".
-    Source: SendMessageProcessor.rejectRequest (semantics.md 2.1).
+    Source: SendMessageProcessor.rejectRequest (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/processor/SendMessageProcessor.java#L129-L139).
     """
     for r in out.responses:
         if r.kind is ResponseKind.REJECT_REQUEST:
@@ -363,7 +364,7 @@ def overload_answers_only_when_the_queue_is_full(
 
     Why: OVERLOAD is the bounded queue's signal; firing earlier refuses work the executor could
     take (corner 9: a submit that starts a core thread skips the queue).
-    Source: ThreadPoolExecutor.execute with AbortPolicy (semantics.md 1.3).
+    Source: ThreadPoolExecutor.execute (https://docs.oracle.com/en/java/javase/17/docs/api/java.base/java/util/concurrent/ThreadPoolExecutor.html#execute(java.lang.Runnable)) with AbortPolicy.
     """
     for r in out.responses:
         if r.kind is not ResponseKind.OVERLOAD:

@@ -1,19 +1,20 @@
 """The per-topic token bucket of source 004: Guava's SmoothBursty, plus a circuit breaker.
 
-This is an extension: no RocketMQ release limits per topic (semantics.md section 7). Source 004
+This is an extension: no RocketMQ release limits per topic. Source 004
 describes a limiter "modified from Guava" in a Netty handler placed before the remoting
 dispatcher, one bucket per topic, 2000 QPS by default and 100 QPS for CONSUMER_SEND_MSG_BACK.
 
 The arithmetic follows Guava's SmoothRateLimiter.SmoothBursty exactly (doubles for permits and
 the interval, longs for microseconds, ``(long)`` truncation of the wait), so that
 :func:`guava_try_acquire` can be compared decision for decision with ``RateLimiter.tryAcquire()``.
-Source: guava/src/com/google/common/util/concurrent/SmoothRateLimiter.java and RateLimiter.java.
+Source: Guava 31.1 SmoothRateLimiter.java (https://github.com/google/guava/blob/v31.1/guava/src/com/google/common/util/concurrent/SmoothRateLimiter.java) and RateLimiter.java
+(https://github.com/google/guava/blob/v31.1/guava/src/com/google/common/util/concurrent/RateLimiter.java).
 
 :func:`circuit_breaker_acquire` is the article's ``TokenBucketRateLimiter.acquire``: it reserves
 unconditionally (no ``canAcquire`` pre-check), and when the reservation would have to wait it
 opens the breaker, which denies everything without touching the bucket until
 ``now - nextFreeTicketMicros >= open time``; it never sleeps.
-Source: 004_1b59479d7af64a40.txt, section 四.5 (the code listing of ``acquire``).
+Source: docs/sources.md, source 004, section 四.5 (the code listing of ``acquire``).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ class TokenBucket:
     """
 
     stable_interval_micros: float  # SmoothRateLimiter.stableIntervalMicros = 1e6 / permitsPerSecond
-    max_permits: float  # SmoothBursty.maxPermits = maxBurstSeconds (1.0) × permitsPerSecond
+    max_permits: float  # SmoothBursty.maxPermits = maxBurstSeconds × permitsPerSecond
     stored_permits: float  # SmoothRateLimiter.storedPermits
     next_free_ticket_micros: int  # SmoothRateLimiter.nextFreeTicketMicros
     circuit_open: bool = False  # TokenBucketRateLimiter.circuitBreakerOpen (source 004)

@@ -80,11 +80,11 @@ class Profile:
     that reaches it takes the ``default:`` branch (:attr:`admin_answers_unknown_code`)."""
 
     executors: tuple[tuple[ExecutorName, ExecutorDefaults], ...]
-    """The executors and their defaults. Source: C/BrokerConfig.java (table 1.5)."""
+    """The executors and their defaults. Source: C/BrokerConfig.java (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/common/src/main/java/org/apache/rocketmq/common/BrokerConfig.java#L29-L2063)."""
 
     cleaned_queues: tuple[tuple[ExecutorName, int], ...]
     """Queues BrokerFastFailure phase 2 cleans, in order, with their default max wait (ms).
-    Source: B/latency/BrokerFastFailure.java cleanExpiredRequest (table 4.5): send, pull,
+    Source: B/latency/BrokerFastFailure.java cleanExpiredRequest (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/latency/BrokerFastFailure.java#L93-L121): send, pull,
     heartbeat, endTransaction in 4.3.1–4.9.8; + litePull, ack in 5.0.0–5.2.0; + adminBroker
     from 5.3.0."""
 
@@ -92,11 +92,11 @@ class Profile:
     """Whether REQUEST_CODE_NOT_SUPPORTED and [REJECTREQUEST] are written for a oneway request.
     True in 4.0.0–5.0.0 (written unconditionally); False from 5.1.0 (writeResponse drops them).
     [OVERLOAD] is never written for oneway, in any version.
-    Source: R/netty/NettyRemotingAbstract.java processRequestCommand (table in 1.1)."""
+    Source: R/netty/NettyRemotingAbstract.java processRequestCommand (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/netty/NettyRemotingAbstract.java#L259-L317) (table in 1.1)."""
 
     pc_synchronized_code: ResponseCode
     """Code of the [PC_SYNCHRONIZED] response: SYSTEM_ERROR in 4.0.0–5.2.0, SYSTEM_BUSY from
-    5.3.0 (commit 7a5ea90cb7, ISSUE #8053). Source: B/processor/SendMessageProcessor.java."""
+    5.3.0 (commit 7a5ea90cb7, ISSUE #8053). Source: B/processor/SendMessageProcessor.java (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/processor/SendMessageProcessor.java#L81-L717)."""
 
     page_cache_busy_status: str
     """The PutMessageStatus constant for a busy pre-check: OS_PAGECACHE_BUSY in 4.x,
@@ -107,16 +107,16 @@ class Profile:
     """Whether the default AdminBrokerProcessor answers a code it does not know with
     REQUEST_CODE_NOT_SUPPORTED (``getUnknownCmdResponse``). False in 4.0.0–4.9.0, where its
     ``default:`` branch returns null and the request gets no response at all (the client times
-    out); True from 4.9.1 (commit 9a5ec9082f). Source: B/processor/AdminBrokerProcessor.java."""
+    out); True from 4.9.1 (commit 9a5ec9082f). Source: B/processor/AdminBrokerProcessor.java (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/processor/AdminBrokerProcessor.java#L234-L3463)."""
 
     begin_time_reset_in_finally: bool
     """Whether CommitLog resets beginTimeInLock in ``finally`` (so an exception inside the lock
     cannot leave it set). True only in 4.9.3–4.9.8 (fix c6aeb782e5, ISSUE #3459); False in
-    4.0.0–4.9.2 and 5.0.0–HEAD. Source: S/CommitLog.java putMessage/asyncPutMessage (2.3)."""
+    4.0.0–4.9.2 and 5.0.0–HEAD. Source: S/CommitLog.java putMessage (https://github.com/apache/rocketmq/blob/rocketmq-all-4.6.0/store/src/main/java/org/apache/rocketmq/store/CommitLog.java#L553-L674; asyncPutMessage at 5.3.3: https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/CommitLog.java#L923-L1098)/asyncPutMessage."""
 
     fast_failure_switch: bool
     """Whether brokerFastFailureEnable gates each tick: no switch in 4.0.0–4.1.0, True from 4.2.0.
-    Source: B/latency/BrokerFastFailure.java start()."""
+    Source: B/latency/BrokerFastFailure.java start (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/latency/BrokerFastFailure.java#L82-L91)()."""
 
     put_lock: PutLockKind
     """Default put lock: SPIN in 4.0.0–4.9.0, REENTRANT from 4.9.1 (commit 5fe0041686).
@@ -129,7 +129,10 @@ class Profile:
     sync_retry_codes: frozenset[ResponseCode]
     """Broker codes on which a SYNC send is retried. The six classic codes in 4.0.0–5.2.0;
     + SYSTEM_BUSY from 5.3.0 (e5b357c3df); + GO_AWAY from 5.3.1.
-    Source: CL/impl/producer/DefaultMQProducerImpl.sendDefaultImpl, DefaultMQProducer."""
+    Source: DefaultMQProducerImpl.sendDefaultImpl at 4.9.8
+    (https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.8/client/src/main/java/org/apache/rocketmq/client/impl/producer/DefaultMQProducerImpl.java#L537-L670),
+    DefaultMQProducer.retryResponseCodes at 5.3.1
+    (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.1/client/src/main/java/org/apache/rocketmq/client/producer/DefaultMQProducer.java#L76-L85)."""
 
     def executor_for(self, code: int) -> ExecutorName:
         """The executor a request with this code is submitted to (the default processor's if unregistered)."""

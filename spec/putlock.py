@@ -43,7 +43,7 @@ def begin_time_is_zero_when_free(lock: PutLock) -> bool:
 def is_os_page_cache_busy(lock: PutLock, now: int, timeout_ms: int) -> bool:
     """``DefaultMessageStore.isOSPageCacheBusy()``: ``timeout < now - begin < 10^7``, both strict.
 
-    Source: S/DefaultMessageStore.java isOSPageCacheBusy, 4.0.0–HEAD (semantics.md 2.2).
+    Source: S/DefaultMessageStore.java isOSPageCacheBusy (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/DefaultMessageStore.java#L674-L680), 4.0.0–HEAD.
     Simplification: with real epoch clocks ``begin == 0`` gives a diff of ~1.7e12 ≥ 10^7, so the
     idle sentinel is never busy; with the spec's small clocks that must be said explicitly
     (corner 2). A negative diff (clock stepped back) is not busy, as in Java.
@@ -59,8 +59,8 @@ def is_os_page_cache_busy(lock: PutLock, now: int, timeout_ms: int) -> bool:
 def acquire_for_put(lock: PutLock, holder: Holder, now: int) -> PutLock:
     """A writer takes the lock, then stamps beginTimeInLock with the clock.
 
-    Source: S/CommitLog.java putMessage/putMessages (4.0.0–4.6.x), asyncPutMessage(s)
-    (4.7.0–HEAD): ``putMessageLock.lock(); beginTimeInLock = now()`` (semantics.md 2.3).
+    Source: S/CommitLog.java putMessage (https://github.com/apache/rocketmq/blob/rocketmq-all-4.6.0/store/src/main/java/org/apache/rocketmq/store/CommitLog.java#L553-L674; asyncPutMessage at 5.3.3: https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/CommitLog.java#L923-L1098)/putMessages (4.0.0–4.6.x), asyncPutMessage(s)
+    (4.7.0–HEAD): ``putMessageLock.lock(); beginTimeInLock = now()``.
     Simplification: lock and stamp are one step; the instructions between them read no shared state.
 
     pre: lock.holder is None
@@ -73,8 +73,8 @@ def acquire_for_put(lock: PutLock, holder: Holder, now: int) -> PutLock:
 def release_after_put(lock: PutLock) -> PutLock:
     """A writer's normal end: reset beginTimeInLock, then unlock.
 
-    Source: S/CommitLog.java: the reset before every early return and at the normal end
-    (4.0.0–4.9.2, 5.0.0–HEAD) or in ``finally`` (4.9.3–4.9.8); unlock in ``finally`` (2.3).
+    Source: S/CommitLog.java (asyncPutMessage at 5.3.3: https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/CommitLog.java#L923-L1098): the reset before every early return and at the normal end
+    (4.0.0–4.9.2, 5.0.0–HEAD) or in ``finally`` (4.9.3–4.9.8); unlock in ``finally``.
 
     pre: lock.holder is not None
     post: __return__ == FREE_LOCK
@@ -87,7 +87,7 @@ def throw_inside_lock(lock: PutLock, reset_in_finally: bool) -> PutLock:
 
     Only the profiles whose ``finally`` also resets (4.9.3–4.9.8) clear beginTimeInLock; every
     other version leaves it stuck, and about a second later the broker is busy with no writer
-    (corner 4). Source: S/CommitLog.java (semantics.md 2.3), fix c6aeb782e5 (ISSUE #3459).
+    (corner 4). Source: S/CommitLog.java (asyncPutMessage at 5.3.3: https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/CommitLog.java#L923-L1098), fix c6aeb782e5 (ISSUE #3459).
 
     pre: lock.holder is not None
     post: __return__.holder is None
@@ -102,7 +102,7 @@ def throw_inside_lock(lock: PutLock, reset_in_finally: bool) -> PutLock:
 def acquire_for_ha(lock: PutLock) -> PutLock:
     """``CommitLog.appendData`` (replication) takes the same lock and never stamps it (corner 5).
 
-    Source: S/CommitLog.java appendData, 4.0.0–HEAD (semantics.md 2.3).
+    Source: S/CommitLog.java appendData (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/CommitLog.java#L1391-L1404), 4.0.0–HEAD.
 
     pre: lock.holder is None
     post: __return__.holder == HA_SERVICE

@@ -9,7 +9,7 @@ The spec splits the method in two atomic steps, creating the task and submitting
 clock may move between them on one thread while another thread dispatches: queue order then need
 not follow createTimestamp, which is why phase 2 of fast failure only looks at the head (corner 21).
 
-Source: R/netty/NettyRemotingAbstract.java processRequestCommand, 4.0.0–HEAD (semantics.md 1.1).
+Source: R/netty/NettyRemotingAbstract.java processRequestCommand (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/netty/NettyRemotingAbstract.java#L259-L317), 4.0.0–HEAD.
 """
 
 from __future__ import annotations
@@ -58,8 +58,9 @@ IDLE_IO = IoThread(IoStage.IDLE)
 def route(config: BrokerConfig, code: int) -> ExecutorName | None:
     """The executor a request goes to: its processor's, else the default processor's; None if neither.
 
-    Source: ``processorTable.get(code)``, falling back to ``defaultRequestProcessor(Pair)``
-    (semantics.md 1.1 step 1); the table is B/BrokerController.registerProcessor (1.4).
+    Source: ``processorTable.get(code)``, falling back to ``defaultRequestProcessor(Pair)``, in
+    NettyRemotingAbstract.processRequestCommand (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/netty/NettyRemotingAbstract.java#L259-L317); the table
+    is BrokerController.registerProcessor (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/BrokerController.java#L1077-L1204), per release in :mod:`spec.releases`.
     """
     if config.profile.has_processor_for(code):
         return config.profile.executor_for(code)
@@ -69,9 +70,9 @@ def route(config: BrokerConfig, code: int) -> ExecutorName | None:
 def reject_request(config: BrokerConfig, s: BrokerState, code: int) -> bool:
     """``processor.rejectRequest()``: only SendMessageProcessor refuses, while busy or pool-deficient.
 
-    Source: B/processor/SendMessageProcessor.java rejectRequest: ``isOSPageCacheBusy() ||
+    Source: B/processor/SendMessageProcessor.java rejectRequest (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/processor/SendMessageProcessor.java#L129-L139): ``isOSPageCacheBusy() ||
     isTransientStorePoolDeficient()`` (4.0.0–HEAD; 5.x adds a slave check, not modelled since the
-    spec's broker is a master). Every other processor returns false (semantics.md 2.1).
+    spec's broker is a master). Every other processor returns false.
     """
     if not config.profile.writes_commit_log(code):
         return False
@@ -83,7 +84,7 @@ def reject_request(config: BrokerConfig, s: BrokerState, code: int) -> bool:
 def limiter_applies(config: BrokerConfig, request: Request) -> bool:
     """Whether the rate-limit handler limits this request: a send-type request with a topic.
 
-    Source: 004 (RateLimitHandler.channelRead0: disabled, non-request, or ``getResource`` null
+    Source: docs/sources.md, source 004 (RateLimitHandler.channelRead0: disabled, non-request, or ``getResource`` null
     pass through). Simplification: the article does not show ``getResource``; the spec takes the
     topic of the send-type codes (the %RETRY% topic for CONSUMER_SEND_MSG_BACK) as the resource.
     """
@@ -175,8 +176,7 @@ class RequestArrives(EnvironmentInput):
 def request_arrives_enabled(config: BrokerConfig, s: BrokerState, a: RequestArrives) -> bool:
     """Guard: the remoting thread is idle, and the code's executor (if any) is part of the model.
 
-    Source: NettyRemotingAbstract.processMessageReceived: a REQUEST_COMMAND on an event-loop thread
-    (semantics.md 1.1).
+    Source: NettyRemotingAbstract.processMessageReceived (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/netty/NettyRemotingAbstract.java#L178-L191): a REQUEST_COMMAND on an event-loop thread.
     """
     io = _io(s, a.io_thread)
     if io is None or io.stage is not IoStage.IDLE:
@@ -188,7 +188,7 @@ def request_arrives_enabled(config: BrokerConfig, s: BrokerState, a: RequestArri
 def request_arrives(config: BrokerConfig, s: BrokerState, a: RequestArrives) -> Next:
     """Effect: the thread holds the decoded request; it gets the next opaque.
 
-    Source: NettyRemotingAbstract.processMessageReceived (REQUEST_COMMAND → processRequestCommand).
+    Source: NettyRemotingAbstract.processMessageReceived (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/netty/NettyRemotingAbstract.java#L178-L191) (REQUEST_COMMAND → processRequestCommand).
     Simplification: any idle remoting thread may take any request (Netty binds a channel to one
     event loop; the spec lets the choice of thread be free, which includes every binding).
     """
@@ -211,7 +211,7 @@ class RateLimitHandlerAdmits(IoThreadStep):
 def rate_limit_handler_admits_enabled(config: BrokerConfig, s: BrokerState, a: RateLimitHandlerAdmits) -> bool:
     """Guard: the request is at the limiter and the topic's bucket admits it now.
 
-    Source: 004 RateLimitHandler.channelRead0: ``rateLimiter.acquire()`` true (section 四.5).
+    Source: docs/sources.md, source 004: RateLimitHandler.channelRead0, ``rateLimiter.acquire()`` true (section 四.5).
     """
     request = _at_limiter(config, s, a.io_thread)
     return request is not None and limiter_decision(config, s, request)[0]
@@ -220,7 +220,7 @@ def rate_limit_handler_admits_enabled(config: BrokerConfig, s: BrokerState, a: R
 def rate_limit_handler_admits(config: BrokerConfig, s: BrokerState, a: RateLimitHandlerAdmits) -> Next:
     """Effect: the bucket records the permit; ``ctx.fireChannelRead(cmd)`` passes the request on.
 
-    Source: 004 RateLimitHandler.channelRead0 and TokenBucketRateLimiter.acquire (section 四.5).
+    Source: docs/sources.md, source 004: RateLimitHandler.channelRead0 and TokenBucketRateLimiter.acquire (section 四.5).
     Simplification: the bucket reads the broker's millisecond clock (:func:`limiter_decision`),
     where Guava's stopwatch counts microseconds: an outside comparison with Guava 31 found about
     0.3% of decisions differ for that reason alone, and none otherwise.
@@ -243,7 +243,7 @@ class RateLimitHandlerThrottles(IoThreadStep):
 def rate_limit_handler_throttles_enabled(config: BrokerConfig, s: BrokerState, a: RateLimitHandlerThrottles) -> bool:
     """Guard: the request is at the limiter and the topic's bucket denies it now.
 
-    Source: 004 RateLimitHandler.channelRead0: ``rateLimiter.acquire()`` false (section 四.5).
+    Source: docs/sources.md, source 004: RateLimitHandler.channelRead0, ``rateLimiter.acquire()`` false (section 四.5).
     """
     request = _at_limiter(config, s, a.io_thread)
     return request is not None and not limiter_decision(config, s, request)[0]
@@ -253,7 +253,7 @@ def rate_limit_handler_throttles(config: BrokerConfig, s: BrokerState, a: RateLi
     """Effect: SYSTEM_BUSY ``[RateLimit] for <topic> need wait:<lastNeedWaitMicrosecs>microsecs``.
 
     ``ctx.writeAndFlush(response)`` has no oneway check, so oneway requests are answered too.
-    Source: 004 RateLimitHandler.channelRead0 (section 四.5).
+    Source: docs/sources.md, source 004: RateLimitHandler.channelRead0 (section 四.5).
     Simplification: as for :func:`rate_limit_handler_admits`, the millisecond clock (about 0.3% of
     decisions differ from Guava's microsecond stopwatch).
     """
@@ -279,7 +279,7 @@ class RateLimitHandlerFailsOpen(Fault):
 def rate_limit_handler_fails_open_enabled(config: BrokerConfig, s: BrokerState, a: RateLimitHandlerFailsOpen) -> bool:
     """Guard: the request is at the limiter (whether the limiter's pool is full is the environment's choice).
 
-    Source: 004 section 四.3: the handler's executor rejects, and its policy runs the task on the
+    Source: docs/sources.md, source 004, section 四.3: the handler's executor rejects, and its policy runs the task on the
     caller.
     """
     return _at_limiter(config, s, a.io_thread) is not None
@@ -288,7 +288,7 @@ def rate_limit_handler_fails_open_enabled(config: BrokerConfig, s: BrokerState, 
 def rate_limit_handler_fails_open(config: BrokerConfig, s: BrokerState, a: RateLimitHandlerFailsOpen) -> Next:
     """Effect: the request passes on without touching any bucket.
 
-    Source: 004 section 四.3: the rejection policy runs the task on the caller's thread, and
+    Source: docs/sources.md, source 004, section 四.3: the rejection policy runs the task on the caller's thread, and
     ``channelRead0`` sees ``!ctx.executor().inEventLoop()`` and fires the next handler at once.
     """
     request = _at_limiter(config, s, a.io_thread)
@@ -312,8 +312,8 @@ def dispatch_answers_not_supported_enabled(
 ) -> bool:
     """Guard: neither the table nor a default processor has an entry for the code.
 
-    Source: NettyRemotingAbstract.processRequestCommand: ``processorTable.get(code)`` and
-    ``defaultRequestProcessor`` both null (semantics.md 1.1).
+    Source: NettyRemotingAbstract.processRequestCommand (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/netty/NettyRemotingAbstract.java#L259-L317): ``processorTable.get(code)`` and
+    ``defaultRequestProcessor`` both null.
     """
     request = _dispatching(config, s, a.io_thread)
     return request is not None and route(config, request.code) is None
@@ -325,7 +325,7 @@ def dispatch_answers_not_supported(
     """Effect: REQUEST_CODE_NOT_SUPPORTED, remark ``" request type N not supported"``.
 
     Written for oneway requests in 4.0.0–5.0.0, dropped by writeResponse from 5.1.0 (corner 8).
-    Source: NettyRemotingAbstract.processRequestCommand step 2 (semantics.md 1.1).
+    Source: NettyRemotingAbstract.processRequestCommand (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/netty/NettyRemotingAbstract.java#L259-L317) step 2.
     Unreachable in the broker, which registers AdminBrokerProcessor as the default; reachable
     in a bare remoting server or a proxy.
     """
@@ -353,8 +353,7 @@ class DispatchRejectsRequest(IoThreadStep):
 def dispatch_rejects_request_enabled(config: BrokerConfig, s: BrokerState, a: DispatchRejectsRequest) -> bool:
     """Guard: a processor exists and its ``rejectRequest()`` is true (store busy or pool deficient).
 
-    Source: NettyRemotingAbstract.processRequestCommand: ``pair.getObject1().rejectRequest()``
-    (semantics.md 1.1, 2.1).
+    Source: NettyRemotingAbstract.processRequestCommand (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/netty/NettyRemotingAbstract.java#L259-L317): ``pair.getObject1().rejectRequest()``.
     """
     request = _dispatching(config, s, a.io_thread)
     return request is not None and route(config, request.code) is not None and reject_request(config, s, request.code)
@@ -365,7 +364,7 @@ def dispatch_rejects_request(config: BrokerConfig, s: BrokerState, a: DispatchRe
 
     Runs on the IO thread; no RequestTask, no timestamp, no queue. Written for oneway requests
     in 4.0.0–5.0.0 only (corner 8).
-    Source: NettyRemotingAbstract.processRequestCommand step 5 (semantics.md 1.1, 2.1).
+    Source: NettyRemotingAbstract.processRequestCommand (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/netty/NettyRemotingAbstract.java#L259-L317) step 5.
     """
     request = _dispatching(config, s, a.io_thread)
     assert request is not None
@@ -388,8 +387,8 @@ class DispatchCreatesTask(IoThreadStep):
 def dispatch_creates_task_enabled(config: BrokerConfig, s: BrokerState, a: DispatchCreatesTask) -> bool:
     """Guard: a processor exists and does not reject the request.
 
-    Source: NettyRemotingAbstract.processRequestCommand: ``rejectRequest()`` false, then ``new
-    RequestTask`` (semantics.md 1.1).
+    Source: NettyRemotingAbstract.processRequestCommand (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/netty/NettyRemotingAbstract.java#L259-L317): ``rejectRequest()`` false, then ``new
+    RequestTask``.
     """
     request = _dispatching(config, s, a.io_thread)
     return (
@@ -402,7 +401,7 @@ def dispatch_creates_task_enabled(config: BrokerConfig, s: BrokerState, a: Dispa
 def dispatch_creates_task(config: BrokerConfig, s: BrokerState, a: DispatchCreatesTask) -> Next:
     """Effect: ``new RequestTask(run, channel, cmd)``: createTimestamp = now, stopRun = false.
 
-    Source: R/netty/RequestTask.java constructor (4.0.0–HEAD); processRequestCommand step 6.
+    Source: R/netty/RequestTask.java constructor (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/netty/RequestTask.java#L23-L88) (4.0.0–HEAD); processRequestCommand step 6.
     """
     request = _dispatching(config, s, a.io_thread)
     assert request is not None
@@ -421,7 +420,7 @@ class DispatchStartsWorker(IoThreadStep):
 def dispatch_starts_worker_enabled(config: BrokerConfig, s: BrokerState, a: DispatchStartsWorker) -> bool:
     """Guard: fewer than the executor's core threads exist.
 
-    Source: java.util.concurrent.ThreadPoolExecutor.execute: ``workerCountOf(c) < corePoolSize``
+    Source: ThreadPoolExecutor.execute (https://docs.oracle.com/en/java/javase/17/docs/api/java.base/java/util/concurrent/ThreadPoolExecutor.html#execute(java.lang.Runnable)): ``workerCountOf(c) < corePoolSize``
     (corner 9).
     """
     submitting = _submitting(config, s, a.io_thread)
@@ -434,7 +433,7 @@ def dispatch_starts_worker_enabled(config: BrokerConfig, s: BrokerState, a: Disp
 def dispatch_starts_worker(config: BrokerConfig, s: BrokerState, a: DispatchStartsWorker) -> Next:
     """Effect: ``addWorker(task, core=true)``: a new thread starts with the task; the queue is skipped.
 
-    Source: java.util.concurrent.ThreadPoolExecutor.execute, first branch (corner 9).
+    Source: ThreadPoolExecutor.execute (https://docs.oracle.com/en/java/javase/17/docs/api/java.base/java/util/concurrent/ThreadPoolExecutor.html#execute(java.lang.Runnable)), first branch (corner 9).
     """
     submitting = _submitting(config, s, a.io_thread)
     assert submitting is not None
@@ -460,7 +459,7 @@ class DispatchQueuesTask(IoThreadStep):
 def dispatch_queues_task_enabled(config: BrokerConfig, s: BrokerState, a: DispatchQueuesTask) -> bool:
     """Guard: all core threads exist and the queue has room.
 
-    Source: ThreadPoolExecutor.execute: ``workQueue.offer(command)`` succeeds (semantics.md 1.3).
+    Source: ThreadPoolExecutor.execute (https://docs.oracle.com/en/java/javase/17/docs/api/java.base/java/util/concurrent/ThreadPoolExecutor.html#execute(java.lang.Runnable)): ``workQueue.offer(command)`` succeeds.
     """
     submitting = _submitting(config, s, a.io_thread)
     if submitting is None:
@@ -472,8 +471,8 @@ def dispatch_queues_task_enabled(config: BrokerConfig, s: BrokerState, a: Dispat
 def dispatch_queues_task(config: BrokerConfig, s: BrokerState, a: DispatchQueuesTask) -> Next:
     """Effect: ``workQueue.offer(FutureTaskExt(task))`` appends at the tail.
 
-    Source: ThreadPoolExecutor.execute, second branch; BrokerFixedThreadPoolExecutor.newTaskFor
-    (4.x–5.1.3) / FutureTaskExtThreadPoolExecutor (5.1.4+) wrap the task (semantics.md 1.3).
+    Source: ThreadPoolExecutor.execute, second branch; BrokerFixedThreadPoolExecutor.newTaskFor (https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.8/broker/src/main/java/org/apache/rocketmq/broker/latency/BrokerFixedThreadPoolExecutor.java#L54-L56)
+    (4.x–5.1.3) / FutureTaskExtThreadPoolExecutor (5.1.4+) wrap the task.
     """
     submitting = _submitting(config, s, a.io_thread)
     assert submitting is not None
@@ -494,8 +493,8 @@ class DispatchRejectsOverload(IoThreadStep):
 def dispatch_rejects_overload_enabled(config: BrokerConfig, s: BrokerState, a: DispatchRejectsOverload) -> bool:
     """Guard: all core threads exist and the bounded queue is full (core = max, so no thread can be added).
 
-    Source: ThreadPoolExecutor.execute: offer fails and ``addWorker(command, false)`` fails (core =
-    max), so AbortPolicy throws (semantics.md 1.1, 1.3).
+    Source: ThreadPoolExecutor.execute (https://docs.oracle.com/en/java/javase/17/docs/api/java.base/java/util/concurrent/ThreadPoolExecutor.html#execute(java.lang.Runnable)): offer fails and ``addWorker(command, false)`` fails (core =
+    max), so AbortPolicy throws.
     """
     submitting = _submitting(config, s, a.io_thread)
     if submitting is None:
@@ -508,8 +507,8 @@ def dispatch_rejects_overload(config: BrokerConfig, s: BrokerState, a: DispatchR
     """Effect: AbortPolicy throws RejectedExecutionException → SYSTEM_BUSY ``[OVERLOAD]``, never for oneway.
 
     The warning log (only when ``currentTimeMillis() % 10000 == 0``, corner 10) is not an output.
-    Source: NettyRemotingAbstract.processRequestCommand step 7, guarded by ``!cmd.isOnewayRPC()``
-    in 4.0.0–5.0.0 and by writeResponse from 5.1.0 (semantics.md 1.1).
+    Source: NettyRemotingAbstract.processRequestCommand (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/netty/NettyRemotingAbstract.java#L259-L317) step 7, guarded by ``!cmd.isOnewayRPC()``
+    in 4.0.0–5.0.0 and by writeResponse from 5.1.0.
     """
     submitting = _submitting(config, s, a.io_thread)
     assert submitting is not None

@@ -41,7 +41,7 @@ class RequestTask:
 class ForeignTask:
     """A queue element that is not a RequestTask (a plain FutureTask, or a Callable's FutureTaskExt).
 
-    BrokerFastFailure cannot unwrap it: phase 1 drops it, phase 2 stops at it (semantics.md 4.4).
+    BrokerFastFailure cannot unwrap it: phase 1 drops it, phase 2 stops at it.
     """
 
     id: int  # identity only
@@ -202,9 +202,9 @@ class BrokerState:
 def initial_state(config: BrokerConfig) -> BrokerState:
     """The broker right after start(): threads not yet created, pool initialised if enabled.
 
-    Source: TransientStorePool.init (allocates poolSize buffers, ``offer`` appends each at the
-    tail, so buffer 0 is at the head) runs only if the pool is enabled (semantics.md 3.2);
-    BrokerFastFailure.start schedules its first run 1000 ms after start (4.1).
+    Source: TransientStorePool.init (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/TransientStorePool.java#L47-L57) (allocates poolSize buffers, ``offer`` appends each at the
+    tail, so buffer 0 is at the head) runs only if the pool is enabled;
+    BrokerFastFailure.start (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/latency/BrokerFastFailure.java#L82-L91) schedules its first run 1000 ms after start.
     """
     return BrokerState(
         now=config.start_time_ms,

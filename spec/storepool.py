@@ -8,8 +8,8 @@ every send while exactly zero buffers are available (issue #2439: with a pool of
 first file's borrow makes the broker refuse all sends, so the file can never fill and the
 buffer never returns).
 
-Source: S/TransientStorePool.java (all versions), S/MappedFile.java init/commit (4.x),
-S/logfile/DefaultMappedFile.java (5.x), S/CommitLog.java CommitRealTimeService (semantics.md 3).
+Source: S/TransientStorePool.java (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/TransientStorePool.java#L30-L92) (all versions), S/MappedFile.java init (https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.8/store/src/main/java/org/apache/rocketmq/store/MappedFile.java#L155-L160)/commit (4.x),
+S/logfile/DefaultMappedFile.java (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/logfile/DefaultMappedFile.java#L61-L946) (5.x), S/CommitLog.java CommitRealTimeService (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/CommitLog.java#L1452-L1505).
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ def buffers_partition_the_pool(available: tuple[int, ...], files: tuple[MappedFi
 def remain_transient_store_buffer_nums(available: tuple[int, ...], pool_enabled: bool) -> int:
     """``remainTransientStoreBufferNumbs()``: the available count, or Integer.MAX_VALUE when disabled.
 
-    Source: S/TransientStorePool.java remainBufferNumbs (4.0.0–4.5.1), availableBufferNums
-    (4.5.2–5.0.0); S/DefaultMessageStore.java remainTransientStoreBufferNumbs (5.1.4+) (2.7).
+    Source: S/TransientStorePool.java remainBufferNumbs (https://github.com/apache/rocketmq/blob/rocketmq-all-4.5.1/store/src/main/java/org/apache/rocketmq/store/TransientStorePool.java#L83-L88) (4.0.0–4.5.1), availableBufferNums
+    (4.5.2–5.0.0); S/DefaultMessageStore.java remainTransientStoreBufferNumbs (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/DefaultMessageStore.java#L2033-L2038) (5.1.4+).
 
     post: (not pool_enabled) or __return__ == len(available)
     """
@@ -49,7 +49,7 @@ def borrow_buffer(available: tuple[int, ...]) -> tuple[int | None, tuple[int, ..
     """``borrowBuffer()``: ``pollFirst`` from the head; null (never blocking) when empty.
 
     The low-water warning (``size after poll < poolSize × 0.4``) is a log line only (corner 31).
-    Source: S/TransientStorePool.java borrowBuffer (semantics.md 3.2).
+    Source: S/TransientStorePool.java borrowBuffer (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/TransientStorePool.java#L73-L79).
 
     post: (len(available) == 0) == (__return__[0] is None)
     post: len(available) == 0 or (__return__[0] == available[0] and __return__[1] == available[1:])
@@ -63,7 +63,7 @@ def return_buffer(available: tuple[int, ...], buffer: int) -> tuple[int, ...]:
     """``returnBuffer(bb)``: reset position/limit, ``offerFirst``: so reuse is LIFO (corner 32).
 
     There is no duplicate check in Java; the spec's callers only return a lent buffer.
-    Source: S/TransientStorePool.java returnBuffer (semantics.md 3.2).
+    Source: S/TransientStorePool.java returnBuffer (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/TransientStorePool.java#L67-L71).
 
     pre: buffer not in available
     post: __return__[0] == buffer and __return__[1:] == available
@@ -82,7 +82,7 @@ def create_mapped_file(
     """The put path gets a new last file: ``MappedFile.init`` borrows a buffer if the pool is enabled.
 
     Source: S/AllocateMappedFileService.mmapOperation → MappedFile.init(path, size, pool)
-    (4.x) / DefaultMappedFile.init (5.x): ``writeBuffer = pool.borrowBuffer()`` (semantics.md 3.4).
+    (4.x) / DefaultMappedFile.init (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/logfile/DefaultMappedFile.java#L150-L155) (5.x): ``writeBuffer = pool.borrowBuffer()``.
     Simplification: the file is created synchronously in the put path; the allocate service's
     pre-allocation of the next-next file (which borrows a second buffer ahead of time) is left
     out, as is ``fastFailIfNoBufferInStorePool`` (off by default; corner 36).
@@ -128,7 +128,7 @@ def file_to_commit(files: tuple[MappedFile, ...], file_size: int) -> int | None:
 def commit_file(files: tuple[MappedFile, ...], position: int) -> tuple[MappedFile, ...]:
     """``commit0``: copy [committed, wrote) from the write buffer to the channel; committed = wrote.
 
-    Source: S/MappedFile.java commit/commit0 (4.x), DefaultMappedFile (5.x) (semantics.md 3.5).
+    Source: S/MappedFile.java commit (https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.8/store/src/main/java/org/apache/rocketmq/store/MappedFile.java#L315-L336)/commit0 (4.x), DefaultMappedFile (5.x).
     Simplification: ``isAbleToCommit(leastPages)`` and the 200 ms cadence are abstracted: the
     commit service may commit whenever there is something to commit (an over-approximation that
     contains every real cadence).
@@ -153,7 +153,7 @@ def return_committed_buffer(
 ) -> tuple[tuple[MappedFile, ...], tuple[int, ...]]:
     """The only return path: ``committedPosition == fileSize`` → ``returnBuffer``; writeBuffer = null.
 
-    Source: S/MappedFile.java commit (4.x), S/logfile/DefaultMappedFile.java commit (5.x):
+    Source: S/MappedFile.java commit (https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.8/store/src/main/java/org/apache/rocketmq/store/MappedFile.java#L315-L336) (4.x), S/logfile/DefaultMappedFile.java commit (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/logfile/DefaultMappedFile.java#L412-L437) (5.x):
     cleanup and destroy never return the buffer (corner 33). Spec bookkeeping: the file, fully
     committed and without a buffer, is retired, unless it is the last file, which stays (as
     ``getLastMappedFile``'s answer) so that the next file is numbered after it.

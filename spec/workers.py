@@ -15,9 +15,8 @@ Simplifications, each for a state space a person can still read:
   after the put are left out: they do not touch the lock, the pool or the queues.
 - A successful response's remark is left unspecified (None): processors fill it variously.
 
-Source: R/netty/RequestTask.java run (4.0.0–HEAD); B/processor/SendMessageProcessor.java;
-S/DefaultMessageStore.java putMessage / asyncPutMessage and B/util/HookUtils.checkBeforePutMessage
-(semantics.md 2.5, 2.6); S/CommitLog.java (2.3).
+Source: R/netty/RequestTask.java run (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/netty/RequestTask.java#L78-L81) (4.0.0–HEAD); B/processor/SendMessageProcessor.java (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/processor/SendMessageProcessor.java#L81-L717);
+S/DefaultMessageStore.java putMessage (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/DefaultMessageStore.java#L648-L650) / asyncPutMessage and B/util/HookUtils.checkBeforePutMessage; S/CommitLog.java (asyncPutMessage at 5.3.3: https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/CommitLog.java#L923-L1098).
 """
 
 from __future__ import annotations
@@ -63,8 +62,9 @@ def busy_answer(profile: Profile, code: int) -> tuple[ResponseCode, str]:
     SendMessageProcessor maps OS_PAGE(_)CACHE_BUSY to ``[PC_SYNCHRONIZED]`` with the profile's
     code (SYSTEM_ERROR ≤ 5.2.0, SYSTEM_BUSY ≥ 5.3.0); the CONSUMER_SEND_MSG_BACK path answers
     SYSTEM_ERROR with the status name as the remark.
-    Source: SendMessageProcessor.handlePutMessageResult(Future) (2.6); consumerSendMsgBack in
-    SendMessageProcessor (4.3.2) / AbstractSendMessageProcessor (4.9.8, 5.3.3).
+    Source: SendMessageProcessor.handlePutMessageResult (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/processor/SendMessageProcessor.java#L367-L545);
+    consumerSendMsgBack in SendMessageProcessor (4.3.2, https://github.com/apache/rocketmq/blob/rocketmq-all-4.3.2/broker/src/main/java/org/apache/rocketmq/broker/processor/SendMessageProcessor.java#L98-L249)
+    / AbstractSendMessageProcessor (5.3.3, https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/processor/AbstractSendMessageProcessor.java#L92-L334).
     """
     if code == RequestCode.CONSUMER_SEND_MSG_BACK:
         return ResponseCode.SYSTEM_ERROR, profile.page_cache_busy_status
@@ -107,8 +107,9 @@ def _finish(
 ) -> Next:
     """The worker goes back to ``take()``; the handler writes the response unless the request is oneway.
 
-    Source: NettyRemotingAbstract's handler: ``if (!cmd.isOnewayRPC()) write`` (4.x–5.0.0),
-    ``writeResponse`` (5.1.0+) (semantics.md 1.1).
+    Source: NettyRemotingAbstract.processRequestCommand's handler: ``if (!cmd.isOnewayRPC()) write`` (4.x–5.0.0,
+    https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.8/remoting/src/main/java/org/apache/rocketmq/remoting/netty/NettyRemotingAbstract.java#L192-L281), ``writeResponse`` (5.1.0+,
+    https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/netty/NettyRemotingAbstract.java#L209-L251).
     """
     s = with_executor(s, with_worker(executor, index, IDLE_WORKER))
     return s, settle(request, None if request.oneway else response, started)
@@ -128,8 +129,8 @@ class WorkerTakesTask(WorkerStep):
 def worker_takes_task_enabled(config: BrokerConfig, s: BrokerState, a: WorkerTakesTask) -> bool:
     """Guard: the worker is idle and the head is a RequestTask whose stopRun is false.
 
-    Source: ThreadPoolExecutor.getTask: ``workQueue.take()`` returns the head; RequestTask.run
-    checks ``stopRun`` (semantics.md 1.2).
+    Source: ThreadPoolExecutor.getTask: ``workQueue.take()`` returns the head; RequestTask.run (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/netty/RequestTask.java#L78-L81)
+    checks ``stopRun``.
     """
     found = _idle_with_head(s, a)
     return found is not None and isinstance(found[1], RequestTask) and not found[1].stop_run
@@ -138,7 +139,7 @@ def worker_takes_task_enabled(config: BrokerConfig, s: BrokerState, a: WorkerTak
 def worker_takes_task(config: BrokerConfig, s: BrokerState, a: WorkerTakesTask) -> Next:
     """Effect: ``queue.take()`` removes the head; the worker holds it.
 
-    Source: ThreadPoolExecutor.getTask / runWorker; LinkedBlockingQueue is FIFO.
+    Source: ThreadPoolExecutor.getTask / runWorker (https://docs.oracle.com/en/java/javase/17/docs/api/java.base/java/util/concurrent/ThreadPoolExecutor.html); LinkedBlockingQueue is FIFO (https://docs.oracle.com/en/java/javase/17/docs/api/java.base/java/util/concurrent/LinkedBlockingQueue.html).
     """
     found = _idle_with_head(s, a)
     assert found is not None
@@ -163,7 +164,7 @@ def worker_discards_cancelled_task_enabled(
 
     Unreachable in the Java broker (stopRun is set only after a successful removal); kept
     because another implementation can reach it, and its traces must be judged.
-    Source: R/netty/RequestTask.java run: ``if (!this.stopRun)`` (semantics.md 1.2, corner 26).
+    Source: R/netty/RequestTask.java run (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/netty/RequestTask.java#L78-L81): ``if (!this.stopRun)`` (corner 26).
     """
     found = _idle_with_head(s, a)
     return found is not None and isinstance(found[1], RequestTask) and found[1].stop_run
@@ -174,7 +175,7 @@ def worker_discards_cancelled_task(
 ) -> Next:
     """Effect: ``RequestTask.run``: ``if (!stopRun) runnable.run()``: nothing runs, nothing is sent.
 
-    Source: R/netty/RequestTask.java run, 4.0.0–HEAD (semantics.md 1.2, corner 26).
+    Source: R/netty/RequestTask.java run (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/netty/RequestTask.java#L78-L81), 4.0.0–HEAD (corner 26).
     """
     found = _idle_with_head(s, a)
     assert found is not None
@@ -193,8 +194,8 @@ class WorkerRunsForeignTask(WorkerStep):
 def worker_runs_foreign_task_enabled(config: BrokerConfig, s: BrokerState, a: WorkerRunsForeignTask) -> bool:
     """Guard: the worker is idle and the head is not a RequestTask.
 
-    Source: ThreadPoolExecutor.getTask returns whatever the queue holds; only a RequestTask has
-    stopRun (semantics.md 1.3, 4.4).
+    Source: ThreadPoolExecutor.getTask (https://docs.oracle.com/en/java/javase/17/docs/api/java.base/java/util/concurrent/ThreadPoolExecutor.html) returns whatever the queue holds; only a RequestTask has
+    stopRun.
     """
     found = _idle_with_head(s, a)
     return found is not None and isinstance(found[1], ForeignTask)
@@ -222,8 +223,9 @@ class WorkerProcessesRequest(WorkerStep):
 def worker_processes_request_enabled(config: BrokerConfig, s: BrokerState, a: WorkerProcessesRequest) -> bool:
     """Guard: the worker holds a task whose request does not write to the commit log.
 
-    Source: the processor table (B/BrokerController.registerProcessor): only the send-type
-    processors reach the store (semantics.md 1.4, 2.5).
+    Source: the processor table (BrokerController.registerProcessor, https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/BrokerController.java#L1077-L1204,
+    per release in :mod:`spec.releases`): only the send-type
+    processors reach the store.
     """
     found = _in_stage(s, a.executor, a.worker, WorkerStage.TAKEN)
     return found is not None and not config.profile.writes_commit_log(found[1].request.code)
@@ -233,7 +235,7 @@ def worker_processes_request(config: BrokerConfig, s: BrokerState, a: WorkerProc
     """Effect: the processor answers SUCCESS; the default processor answers a code it does not know
     with REQUEST_CODE_NOT_SUPPORTED (4.9.1+) or returns null, so nothing is written (4.0.0–4.9.0).
 
-    Source: B/processor/AdminBrokerProcessor.java ``default:`` branch (getUnknownCmdResponse
+    Source: B/processor/AdminBrokerProcessor.java (https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.8/broker/src/main/java/org/apache/rocketmq/broker/processor/AdminBrokerProcessor.java#L140-L1676) ``default:`` branch (getUnknownCmdResponse
     from 4.9.1, commit 9a5ec9082f); other processors' results (Simplification: always SUCCESS).
     """
     found = _in_stage(s, a.executor, a.worker, WorkerStage.TAKEN)
@@ -267,8 +269,8 @@ class WorkerFindsPageCacheBusy(WorkerStep):
 def worker_finds_page_cache_busy_enabled(config: BrokerConfig, s: BrokerState, a: WorkerFindsPageCacheBusy) -> bool:
     """Guard: the worker holds a put and ``isOSPageCacheBusy()`` is true now.
 
-    Source: DefaultMessageStore.putMessage (4.0.0–4.6.x), checkStoreStatus (4.7.0–4.9.8),
-    HookUtils.checkBeforePutMessage (5.0.0+): ``isOSPageCacheBusy()`` (semantics.md 2.5).
+    Source: DefaultMessageStore.putMessage (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/DefaultMessageStore.java#L648-L650) (4.0.0–4.6.x), checkStoreStatus (4.7.0–4.9.8),
+    HookUtils.checkBeforePutMessage (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/util/HookUtils.java#L60-L109) (5.0.0+): ``isOSPageCacheBusy()``.
     """
     found = _in_stage(s, a.executor, a.worker, WorkerStage.TAKEN)
     return (
@@ -282,8 +284,8 @@ def worker_finds_page_cache_busy(config: BrokerConfig, s: BrokerState, a: Worker
     """Effect: PutMessageStatus OS_PAGE(_)CACHE_BUSY → ``[PC_SYNCHRONIZED]broker busy, ...``.
 
     A task can pass the dispatch check and fail this one: the store became busy while it was
-    queued (corner 6). Source: DefaultMessageStore.putMessage (4.0.0–4.6.x),
-    checkStoreStatus (4.7.0–4.9.8), HookUtils.checkBeforePutMessage (5.0.0+) (semantics.md 2.5).
+    queued (corner 6). Source: DefaultMessageStore.putMessage (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/DefaultMessageStore.java#L648-L650) (4.0.0–4.6.x),
+    checkStoreStatus (4.7.0–4.9.8), HookUtils.checkBeforePutMessage (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/util/HookUtils.java#L60-L109) (5.0.0+).
     """
     found = _in_stage(s, a.executor, a.worker, WorkerStage.TAKEN)
     assert found is not None
@@ -305,7 +307,8 @@ class WorkerPassesPutCheck(WorkerStep):
 def worker_passes_put_check_enabled(config: BrokerConfig, s: BrokerState, a: WorkerPassesPutCheck) -> bool:
     """Guard: the worker holds a put and the store is not busy now.
 
-    Source: as :func:`worker_finds_page_cache_busy_enabled`, the check false (semantics.md 2.5).
+    Source: as :func:`worker_finds_page_cache_busy_enabled` (HookUtils.checkBeforePutMessage,
+    https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/util/HookUtils.java#L60-L109), the check false.
     """
     found = _in_stage(s, a.executor, a.worker, WorkerStage.TAKEN)
     return (
@@ -318,7 +321,8 @@ def worker_passes_put_check_enabled(config: BrokerConfig, s: BrokerState, a: Wor
 def worker_passes_put_check(config: BrokerConfig, s: BrokerState, a: WorkerPassesPutCheck) -> Next:
     """Effect: the worker goes on to ``putMessageLock.lock()``.
 
-    Source: as :func:`worker_finds_page_cache_busy`. The check and the lock are separate steps:
+    Source: as :func:`worker_finds_page_cache_busy` (HookUtils.checkBeforePutMessage,
+    https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/util/HookUtils.java#L60-L109). The check and the lock are separate steps:
     the store may turn busy in between, and the worker then waits without being "busy" itself.
     """
     found = _in_stage(s, a.executor, a.worker, WorkerStage.TAKEN)
@@ -342,8 +346,8 @@ class WorkerAcquiresPutLock(WorkerStep):
 def worker_acquires_put_lock_enabled(config: BrokerConfig, s: BrokerState, a: WorkerAcquiresPutLock) -> bool:
     """Guard: the worker passed the pre-check and nobody holds the lock (both locks are non-fair).
 
-    Source: S/PutMessageSpinLock.java / S/PutMessageReentrantLock.java lock(): both non-fair, free
-    when unheld (semantics.md 2.4).
+    Source: S/PutMessageSpinLock.java (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/PutMessageSpinLock.java#L24-L41) / S/PutMessageReentrantLock.java lock (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/PutMessageReentrantLock.java#L28-L30)(): both non-fair, free
+    when unheld.
     """
     return _in_stage(s, a.executor, a.worker, WorkerStage.PASSED_PUT_CHECK) is not None and s.lock.holder is None
 
@@ -351,7 +355,7 @@ def worker_acquires_put_lock_enabled(config: BrokerConfig, s: BrokerState, a: Wo
 def worker_acquires_put_lock(config: BrokerConfig, s: BrokerState, a: WorkerAcquiresPutLock) -> Next:
     """Effect: the worker holds the lock; beginTimeInLock = now (only the holder's time counts, corner 3).
 
-    Source: S/CommitLog.java putMessage (4.x) / asyncPutMessage (4.7.0+) (semantics.md 2.3, 2.4).
+    Source: S/CommitLog.java putMessage (https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.8/store/src/main/java/org/apache/rocketmq/store/CommitLog.java#L57-L1782) (4.x) / asyncPutMessage (4.7.0+).
     """
     found = _in_stage(s, a.executor, a.worker, WorkerStage.PASSED_PUT_CHECK)
     assert found is not None
@@ -371,8 +375,8 @@ class WorkerCreatesMappedFile(WorkerStep):
 def worker_creates_mapped_file_enabled(config: BrokerConfig, s: BrokerState, a: WorkerCreatesMappedFile) -> bool:
     """Guard: the worker holds the lock and the last file is full (or there is none).
 
-    Source: S/CommitLog.java putMessage: ``mappedFile == null || mappedFile.isFull()`` →
-    getLastMappedFile(0) (semantics.md 3.4).
+    Source: S/CommitLog.java putMessage (https://github.com/apache/rocketmq/blob/rocketmq-all-4.6.0/store/src/main/java/org/apache/rocketmq/store/CommitLog.java#L553-L674; asyncPutMessage at 5.3.3: https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/CommitLog.java#L923-L1098): ``mappedFile == null || mappedFile.isFull()`` →
+    getLastMappedFile(0).
     """
     return _in_stage(s, a.executor, a.worker, WorkerStage.IN_PUT_LOCK) is not None and not current_file_has_room(
         s.files, config.mapped_file_size
@@ -382,8 +386,8 @@ def worker_creates_mapped_file_enabled(config: BrokerConfig, s: BrokerState, a: 
 def worker_creates_mapped_file(config: BrokerConfig, s: BrokerState, a: WorkerCreatesMappedFile) -> Next:
     """Effect: ``mappedFileQueue.getLastMappedFile(0)`` creates the next file, borrowing a buffer.
 
-    Source: S/CommitLog.java (the put path's getLastMappedFile), S/AllocateMappedFileService.java,
-    S/MappedFile.java init (semantics.md 3.4); see :func:`spec.storepool.create_mapped_file`.
+    Source: S/CommitLog.java (asyncPutMessage at 5.3.3: https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/CommitLog.java#L923-L1098) (the put path's getLastMappedFile), S/AllocateMappedFileService.java (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/AllocateMappedFileService.java#L39-L322),
+    S/MappedFile.java init (https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.8/store/src/main/java/org/apache/rocketmq/store/MappedFile.java#L155-L160); see :func:`spec.storepool.create_mapped_file`.
     """
     files, available = create_mapped_file(s.files, s.available_buffers, config.pool_enabled, config.mapped_file_size)
     return replace(s, files=files, available_buffers=available), NO_OUTPUTS
@@ -400,8 +404,7 @@ class WorkerAppendsAndUnlocks(WorkerStep):
 def worker_appends_and_unlocks_enabled(config: BrokerConfig, s: BrokerState, a: WorkerAppendsAndUnlocks) -> bool:
     """Guard: the worker holds the lock and the last file has room.
 
-    Source: S/CommitLog.java putMessage: appendMessageCallback on a file with room (semantics.md
-    2.3).
+    Source: S/CommitLog.java putMessage (https://github.com/apache/rocketmq/blob/rocketmq-all-4.6.0/store/src/main/java/org/apache/rocketmq/store/CommitLog.java#L553-L674; asyncPutMessage at 5.3.3: https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/CommitLog.java#L923-L1098): appendMessageCallback on a file with room.
     """
     return _in_stage(s, a.executor, a.worker, WorkerStage.IN_PUT_LOCK) is not None and current_file_has_room(
         s.files, config.mapped_file_size
@@ -411,8 +414,8 @@ def worker_appends_and_unlocks_enabled(config: BrokerConfig, s: BrokerState, a: 
 def worker_appends_and_unlocks(config: BrokerConfig, s: BrokerState, a: WorkerAppendsAndUnlocks) -> Next:
     """Effect: append one message; beginTimeInLock = 0; unlock; answer SUCCESS (PUT_OK).
 
-    Source: S/CommitLog.java: appendMessage, then the reset at the normal end (inside the try in
-    4.0.0–4.9.2 and 5.x, in ``finally`` in 4.9.3–4.9.8), then unlock in ``finally`` (2.3).
+    Source: S/CommitLog.java (asyncPutMessage at 5.3.3: https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/CommitLog.java#L923-L1098): appendMessage, then the reset at the normal end (inside the try in
+    4.0.0–4.9.2 and 5.x, in ``finally`` in 4.9.3–4.9.8), then unlock in ``finally``.
     Simplification: the hold time is the clock's advance between acquiring and this step.
     """
     found = _in_stage(s, a.executor, a.worker, WorkerStage.IN_PUT_LOCK)
@@ -437,8 +440,7 @@ class WorkerThrowsInsideLock(Fault):
 def worker_throws_inside_lock_enabled(config: BrokerConfig, s: BrokerState, a: WorkerThrowsInsideLock) -> bool:
     """Guard: the worker holds the lock (a fault the environment may inject at any such point).
 
-    Source: S/CommitLog.java putMessage: any Throwable between lock() and the reset (semantics.md
-    2.3, corner 4).
+    Source: S/CommitLog.java putMessage (https://github.com/apache/rocketmq/blob/rocketmq-all-4.6.0/store/src/main/java/org/apache/rocketmq/store/CommitLog.java#L553-L674; asyncPutMessage at 5.3.3: https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/CommitLog.java#L923-L1098): any Throwable between lock() and the reset (corner 4).
     """
     return _in_stage(s, a.executor, a.worker, WorkerStage.IN_PUT_LOCK) is not None
 
@@ -447,8 +449,8 @@ def worker_throws_inside_lock(config: BrokerConfig, s: BrokerState, a: WorkerThr
     """Effect: ``finally`` unlocks; beginTimeInLock is reset only where the profile resets in ``finally``;
     the handler answers SYSTEM_ERROR with the exception's description (not for oneway).
 
-    Source: S/CommitLog.java (semantics.md 2.3, corner 4); the handler's ``catch (Throwable e)``
-    writes SYSTEM_ERROR with ``exceptionSimpleDesc(e)`` (1.1). The remark is left unspecified.
+    Source: S/CommitLog.java (asyncPutMessage at 5.3.3: https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/CommitLog.java#L923-L1098) (corner 4); the handler's ``catch (Throwable e)``
+    writes SYSTEM_ERROR with ``exceptionSimpleDesc(e)``. The remark is left unspecified.
     """
     found = _in_stage(s, a.executor, a.worker, WorkerStage.IN_PUT_LOCK)
     assert found is not None

@@ -1,4 +1,4 @@
-"""The corner cases of semantics.md section 9, one or more tests each, named ``test_corner_NN_...``.
+"""The corner cases (properties/corners.py, docs/spec.md), one or more tests each, named ``test_corner_NN_...``.
 
 Each test builds a small broker with :func:`spec.config.broker_config`, starts from
 :func:`spec.state.initial_state` (or, for a situation the Java broker cannot reach, from a state
@@ -74,13 +74,13 @@ def case_id(value: object) -> str:
 
 by_version = pytest.mark.parametrize("profile", ALL_PROFILES, ids=case_id)
 
-# The broker's texts, copied from semantics.md (1.1, 2.6, 4.6) rather than imported from the
+# The broker's texts, copied from the Java source (docs/sources.md) rather than imported from the
 # spec, so that a wrong remark in spec.codes fails these tests.
 REJECT_REQUEST_REMARK = "[REJECTREQUEST]system busy, start flow control for a while"
 OVERLOAD_REMARK = "[OVERLOAD]system busy, start flow control for a while"
 PC_SYNCHRONIZED_REMARK = "[PC_SYNCHRONIZED]broker busy, start flow control for a while"
 
-#: Corners of semantics.md 9 that the spec does not model, with the reason.
+#: Corners that the spec does not model, with the reason.
 
 START = 1  # the clock's first reading (BrokerConfig.start_time_ms)
 FIRST_RUN = 1001  # start + BrokerFastFailure's 1000 ms initial delay

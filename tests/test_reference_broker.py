@@ -1,6 +1,6 @@
 """Unit tests of the reference broker alone: busy bounds, the LIFO pool, OVERLOAD, oneway answers,
 fast failure's order, the put locks, and refused inputs. Expected values are written out by hand
-from semantics.md, not computed by the spec."""
+from the Java source (docs/sources.md), not computed by the spec."""
 
 from __future__ import annotations
 

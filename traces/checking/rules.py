@@ -56,7 +56,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "each_request_is_answered_exactly_once",
         "At trace end every request has one response, except oneway requests and codes the profile answers with silence, which have at most one.",
-        "spec.invariants.settles_once_arrivals_stop; semantics.md 1.1, 1.2",
+        "spec.invariants.settles_once_arrivals_stop",
         Observation.BLACK_BOX,
         "frame",
         "conformant-5.3.3.jsonl",
@@ -65,7 +65,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "no_response_before_its_request",
         "Every response answers a request that arrived earlier in the same trace.",
-        "RemotingCommand.opaque echoes the request (semantics.md 1.1)",
+        "RemotingCommand.opaque echoes the request (NettyRemotingAbstract.processRequestCommand)",
         Observation.BLACK_BOX,
         "frame",
         "conformant-5.3.3.jsonl",
@@ -74,7 +74,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "responses_carry_the_profile_codes_and_remarks",
         "Every answer has the code and the verbatim remark its code path writes in the trace's profile, and goes only to a request that path answers (none but the fast-failure and limiter answers, and in 4.x-5.0.0 the dispatcher's refusals, to a oneway request; [REJECTREQUEST] and [PC_SYNCHRONIZED] only to sends, and [PC_SYNCHRONIZED] never to a consumer send-back).",
-        "spec.invariants.responses_carry_the_profile_code_and_remark; semantics.md 4.6, 5.2",
+        "spec.invariants.responses_carry_the_profile_code_and_remark",
         Observation.BLACK_BOX,
         "frame",
         "conformant-5.3.3.jsonl",
@@ -119,7 +119,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "fifo_service_per_queue",
         "Each executor queue hands out (to workers and to fast failure) its tasks in the order they were queued.",
-        "LinkedBlockingQueue FIFO; BrokerFastFailure polls the head (semantics.md 1.3, 4.4)",
+        "LinkedBlockingQueue FIFO; BrokerFastFailure polls the head",
         Observation.QUEUES,
         "scan",
         "conformant-5.3.3.jsonl",
@@ -155,7 +155,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "fast_failure_runs_10ms_apart_while_enabled",
         "The k-th fast-failure run starts no earlier than start + initial delay + k × period (header values), and does work only while brokerFastFailureEnable is on.",
-        "BrokerFastFailure.start scheduleAtFixedRate(1000, 10 ms) (semantics.md 4.1)",
+        "BrokerFastFailure.start scheduleAtFixedRate(1000, 10 ms)",
         Observation.QUEUES,
         "scan",
         "conformant-5.3.3.jsonl",

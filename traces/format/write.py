@@ -2,7 +2,7 @@
 
 Memory stays bounded: records are buffered up to one row group, then written. A Parquet
 dataset is split into several row groups and files because Spark scans one row group with one
-core (shared/ENGINEERING.md).
+core.
 """
 
 from __future__ import annotations
