@@ -4,7 +4,7 @@
 configurations that exhaustive exploration and tests need (a queue of two, a pool of two, a
 coarse clock). Nothing here is test-specific: these are the broker's own keys.
 
-Sources: C/BrokerConfig.java, S/config/MessageStoreConfig.java (semantics.md 1.5, 3.1, 4.1, 4.5).
+Sources: C/BrokerConfig.java (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/common/src/main/java/org/apache/rocketmq/common/BrokerConfig.java#L29-L2063), S/config/MessageStoreConfig.java (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/config/MessageStoreConfig.java#L28-L1953).
 """
 
 from __future__ import annotations
@@ -96,9 +96,8 @@ class BrokerConfig:
     def pool_enabled(self) -> bool:
         """Whether the TransientStorePool is in use, under the profile's predicate.
 
-        Source: MessageStoreConfig.isTransientStorePoolEnable (4.0.0–4.9.8: flag && ASYNC_FLUSH
-        && role != SLAVE), 5.0.0 drops ASYNC_FLUSH, 5.1.0+ DefaultMessageStore's predicate
-        (semantics.md 3.3). Simplification: the broker is a master (slave roles are not modelled).
+        Source: MessageStoreConfig.isTransientStorePoolEnable (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/store/src/main/java/org/apache/rocketmq/store/config/MessageStoreConfig.java#L1122-L1124) (4.0.0–4.9.8: flag && ASYNC_FLUSH
+        && role != SLAVE), 5.0.0 drops ASYNC_FLUSH, 5.1.0+ DefaultMessageStore's predicate. Simplification: the broker is a master (slave roles are not modelled).
         """
         if not self.transient_store_pool_enable:
             return False
@@ -131,6 +130,20 @@ class BrokerConfig:
                 )
         if self.rate_limit.circuit_breaker_open_micros < 0:
             problems.append(f"rate_limit.circuit_breaker_open_micros={self.rate_limit.circuit_breaker_open_micros} must be >= 0")
+        known = [name for name, _ in self.profile.executors]
+        names = [e.name for e in self.executors]
+        foreign = [n.value for n in names if n not in known]
+        if foreign or len(set(names)) != len(names):
+            problems.append(
+                f"executors {[n.value for n in names]} must name each at most once, and only executors release "
+                f"{self.profile.version} has: {', '.join(n.value for n in known)}"
+            )
+        cleaned = [q for q, _ in self.profile.cleaned_queues if q in names]
+        if [q for q, _ in self.queue_waits] != cleaned:
+            problems.append(
+                f"queue_waits {[q.value for q, _ in self.queue_waits]} must list, in this order, the queues release "
+                f"{self.profile.version}'s BrokerFastFailure cleans among the executors: {[q.value for q in cleaned]}"
+            )
         for e in self.executors:
             if e.threads < 1:
                 problems.append(f"executors[{e.name.value}].threads={e.threads} must be >= 1")

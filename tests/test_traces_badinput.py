@@ -65,6 +65,8 @@ def test_malformed_json(good: list[Record], tmp_path: Path) -> None:
         (-1, lambda r: r.update(code=2**31), "field 'code': 2147483648 is not a Java int (RemotingCommand.code)"),
         (0, lambda r: r.update(format_version="2"), "t.jsonl:1: field 'format_version': unknown format version '2'"),
         (0, lambda r: r["config"].pop("io_threads"), "t.jsonl:1: field config.io_threads is missing"),
+        (0, lambda r: r["config"]["queue_waits"].update(pull=100), "must list, in this order, the queues release 5.3.3's BrokerFastFailure cleans among the executors: ['send', 'admin']"),
+        (0, lambda r: r["config"]["executors"].append({"name": "send", "threads": 1, "capacity": 1}), "must name each at most once"),
         (3, lambda r: r.update(seq=2), "t.jsonl:4: field 'seq': trace"),
         (3, lambda r: r.update(seq=5), "skips seq 3..4"),
         (1, lambda r: r.update(responses=[{"request_id": 1, "code": "0", "remark": None}]), "responses[0]: field 'code' must be int"),

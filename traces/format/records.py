@@ -483,36 +483,52 @@ def json_schema() -> dict[str, Any]:
         "seq": {"type": "integer", "minimum": 0},
         "ts": {"type": "integer", "description": "broker clock (SystemClock.now()) in ms"},
     }
+    null = {"type": "null"}
+    header_props = {
+        **common,
+        "seq": {"const": 0},
+        "kind": {"const": HEADER_KIND},
+        "format_version": {"const": FORMAT_VERSION},
+        "implementation": {"type": "string"},
+        "implementation_version": {"type": "string"},
+        "profile": {"type": "string", "description": "a release, 4.0.0 to 5.3.3 (spec.releases.RELEASES)"},
+        "observation": {"enum": [o.value for o in Observation]},
+        "config": {"type": "object", "description": "every spec.config.BrokerConfig field; see docs/trace-format.md"},
+    }
+    # A record may carry another kind's columns only as null (a Parquet row holds every column).
     variants: list[dict[str, Any]] = [
         {
             "title": HEADER_KIND,
             "type": "object",
             "required": ["trace_id", "seq", "ts", "kind", *HEADER_COLUMNS],
-            "properties": {
-                **common,
-                "seq": {"const": 0},
-                "kind": {"const": HEADER_KIND},
-                "format_version": {"const": FORMAT_VERSION},
-                "implementation": {"type": "string"},
-                "implementation_version": {"type": "string"},
-                "profile": {"type": "string"},
-                "observation": {"enum": [o.value for o in Observation]},
-                "config": {"type": "object", "description": "every spec.config.BrokerConfig field; see docs/trace-format.md"},
-            },
+            "properties": {**{c: null for c in EVENT_FIELD_COLUMNS}, "responses": null, **header_props},
+            "additionalProperties": False,
         }
     ]
     for name in [*KINDS, RESPONSE_KIND]:
-        props: dict[str, Any] = {**common, "seq": {"type": "integer", "minimum": 1}, "kind": {"const": name}}
+        props: dict[str, Any] = {
+            **{c: null for c in (*EVENT_FIELD_COLUMNS, *HEADER_COLUMNS)},
+            **common,
+            "seq": {"type": "integer", "minimum": 1},
+            "kind": {"const": name},
+        }
         annotations = dict(_action_fields(KINDS[name])) if name in KINDS else {}
         for field in KIND_FIELDS[name]:
             props[field] = _code_json_schema() if field == "code" else _field_json_schema(annotations.get(field, "int"))
-        props["responses"] = {"type": "array", "items": response}
-        required = ["trace_id", "seq", "ts", "kind", *(f for f in KIND_FIELDS[name] if f not in BLACK_BOX_OPTIONAL)]
+        # A response list may be absent or null where the event wrote nothing.
+        props["responses"] = {"type": ["array", "null"], "items": response}
+        required = ["trace_id", "seq", "ts", "kind", *KIND_FIELDS[name]]
+        if name == "RequestArrives":
+            # Which IO thread decoded a request is internal: a black-box trace may leave it out.
+            props["io_thread"] = {"type": ["integer", "null"], "description": "required unless the trace is black-box"}
+            required = [f for f in required if f not in BLACK_BOX_OPTIONAL]
         if name == RESPONSE_KIND:
             props["responses"] = {"type": "array", "items": response, "minItems": 1, "maxItems": 1}
             required.append("responses")
         doc = (KINDS[name].__doc__ or "").splitlines()[0] if name in KINDS else "A response seen on the wire (black-box)."
-        variants.append({"title": name, "description": doc, "type": "object", "required": required, "properties": props})
+        variants.append(
+            {"title": name, "description": doc, "type": "object", "required": required, "properties": props, "additionalProperties": False}
+        )
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://github.com/rocketmq-flowspec/traces/trace-event.schema.json",
