@@ -133,3 +133,25 @@ def test_a_task_failure_reaches_the_driver_naming_trace_event_and_cause(spark: S
     with pytest.raises(Exception) as caught:
         spark.sparkContext.parallelize([1], 1).map(fail).collect()
     assert checker_failure_message(caught.value) == "trace 'trace-9', event seq 42: OverflowError: int too large to convert to float"
+
+
+@pytest.mark.spark
+def test_the_console_puts_the_summary_first_and_tables_only_when_asked(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    paths = [str(EXAMPLES / n) for n in ("conformant-4.3.2.jsonl", "conformant-4.9.8.jsonl", "conformant-5.3.3.jsonl", "broken-no_queue_over_capacity.jsonl")]
+    junit = tmp_path / "junit.xml"
+    assert main(["check", *paths, "--no-replay", "--junit-xml", str(junit)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("4 traces, ") and "1 violation" in out[0] and "(exit 1)" in out[0]
+    assert any(line.startswith("  broken-no_queue_over_capacity: no_queue_over_capacity at seq ") for line in out)
+    assert not any(line.startswith("trace ") for line in out), "per-trace tables need --verbose above 3 traces"
+    assert main(["check", *paths, "--no-replay", "--verbose"]) == 1
+    assert sum(line.startswith("trace ") for line in capsys.readouterr().out.splitlines()) == 4
+
+    from xml.etree import ElementTree
+
+    suite = ElementTree.parse(junit).getroot().find("testsuite")
+    assert suite is not None and suite.get("tests") == "4" and suite.get("failures") == "1" and suite.get("skipped") == "3"
+    [failure] = suite.iter("failure")
+    assert failure.get("type") == "no_queue_over_capacity" and "seq " in (failure.get("message") or "")

@@ -35,6 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     check.add_argument("--master", default="local[2]", help="Spark master URL (default local[2])")
     check.add_argument("--report", type=Path, help="write an HTML report here")
     check.add_argument("--json", action="store_true", help="print the result as JSON")
+    check.add_argument("--verbose", action="store_true", help="print every trace's table of rules (always for up to 3 traces)")
+    check.add_argument("--junit-xml", type=Path, metavar="FILE", help="write JUnit XML: a test case per trace, a failure per violated rule")
     check.add_argument("--no-replay", action="store_true", help="run the rules only")
     check.add_argument("--witness", type=Path, metavar="DIR", help="write, for each conformant trace below 'full', the spec run that explains it, as a full trace")
     check.add_argument("--max-candidates", type=int, default=Budgets.candidates, help="partial replay: candidate states kept after an event (default %(default)s)")
@@ -92,7 +94,7 @@ def run_check_command(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace, validator: Validator) -> int:
     from traces.checking.check import run_check
-    from traces.reporting.report import console, to_html, to_json
+    from traces.reporting.report import console, to_html, to_json, to_junit_xml
     from traces.checking.session import get_spark
 
     spark = get_spark(master=args.master)
@@ -103,7 +105,10 @@ def _check(args: argparse.Namespace, validator: Validator) -> int:
     if args.report is not None:
         args.report.parent.mkdir(parents=True, exist_ok=True)
         args.report.write_text(to_html(result), encoding="utf-8")
-    print(json.dumps(to_json(result), indent=2) if args.json else console(result))
+    if args.junit_xml is not None:
+        args.junit_xml.parent.mkdir(parents=True, exist_ok=True)
+        args.junit_xml.write_text(to_junit_xml(result), encoding="utf-8")
+    print(json.dumps(to_json(result), indent=2) if args.json else console(result, verbose=args.verbose))
     return result.exit_code
 
 

@@ -8,7 +8,9 @@ responses by code over time, then every violation with its sample of raw records
 from __future__ import annotations
 
 import html
+from collections import Counter
 from collections.abc import Mapping, Sequence
+from xml.etree import ElementTree
 from dataclasses import asdict
 from typing import Any
 
@@ -51,31 +53,100 @@ def to_json(result: CheckResult) -> dict[str, Any]:
     }
 
 
-def console(result: CheckResult) -> str:
-    """A table per trace: rule, status, checked, violations; then samples of violations."""
-    lines: list[str] = []
-    for t in result.traces:
-        lines.append(f"trace {t.trace_id} ({t.observation}, {t.events} events): {t.verdict.upper()}")
-        for m in t.missing:
-            lines.append(f"  missing: {m}")
-        lines.append(f"  {'rule':<52} {'status':<13} {'checked':>9} {'broken':>7}")
-        for f in t.findings:
-            lines.append(f"  {f['rule']:<52} {f['status']:<13} {f['checked']:>9} {f['violations']:>7}")
-        for f in t.findings:
-            for s in f["sample"]:
-                lines.append(f"  ! {f['rule']} at seq {s['seq']}: {s['detail']}")
-                if s.get("raw"):
-                    lines.append(f"    raw: {s['raw']}")
+#: Up to this many traces, the console prints each trace's table without ``--verbose``.
+DETAIL_TRACES = 3
+#: The console lists at most this many violating traces, each with its first finding.
+LISTED_VIOLATIONS = 20
+
+
+def console(result: CheckResult, verbose: bool = False) -> str:
+    """The summary first (traces by verdict, each rule's totals, the violating traces each with its
+    first finding, why traces were inconclusive); each trace's table only with ``verbose`` or for
+    a handful of traces."""
     data = to_json(result)
     tot = data["totals"]
-    lines.append(
+    lines = [
         f"{tot['traces']} traces, {tot['events']} events: {tot['conformant']} conformant, "
-        f"{tot['violation']} violation, {tot['inconclusive']} inconclusive"
-    )
+        f"{tot['violation']} violation, {tot['inconclusive']} inconclusive (exit {result.exit_code})",
+        f"  {'rule (traces)':<52} {'pass':>7} {'broken':>7} {'incon.':>7}",
+    ]
+    for name in [REPLAY, *(r.name for r in RULES)]:
+        counts = result.rule_totals.get(name, {})
+        if counts:
+            lines.append(f"  {name:<52} {counts.get('pass', 0):>7} {counts.get('violation', 0):>7} {counts.get('inconclusive', 0):>7}")
+    violating = [t for t in result.traces if t.verdict == "violation"]
+    if violating:
+        lines.append(f"violations ({len(violating)} traces):")
+        for t in violating[:LISTED_VIOLATIONS]:
+            lines.append(f"  {t.trace_id}: {_first_finding(t)}")
+        if len(violating) > LISTED_VIOLATIONS:
+            lines.append(f"  ... and {len(violating) - LISTED_VIOLATIONS} more (--verbose, --json or --report show all)")
+    reasons = Counter(t.missing[0] if t.missing else "no rule could judge it" for t in result.traces if t.verdict == "inconclusive")
+    if reasons:
+        lines.append(f"inconclusive ({sum(reasons.values())} traces):")
+        for reason, n in reasons.most_common(5):
+            lines.append(f"  {n} x {_short(reason)}")
     cov = data["coverage"]
     lines.append(f"actions never seen: {', '.join(cov['actions_missing']) or 'none'}")
     lines.append(f"rules not exercised: {', '.join(cov['rules_not_exercised']) or 'none'}")
+    if verbose or len(result.traces) <= DETAIL_TRACES:
+        for t in result.traces:
+            lines += _trace_table(t)
     return "\n".join(lines)
+
+
+def _short(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _first_finding(t: TraceVerdict) -> str:
+    """The trace's first violation in one line: the replay's divergence if it has one, else the first rule's sample."""
+    for f in t.findings:
+        if f["status"] == "violation":
+            sample = f["sample"][0] if f["sample"] else None
+            where = f" at seq {sample['seq']}: {sample['detail']}" if sample else f": {f['note']}"
+            return _short(f"{f['rule']}{where}")
+    return "violation"
+
+
+def _trace_table(t: TraceVerdict) -> list[str]:
+    """One trace's verdict, its rules' statuses, and the samples of its violations."""
+    lines = [f"trace {t.trace_id} ({t.observation}, {t.events} events): {t.verdict.upper()}"]
+    lines += [f"  missing: {m}" for m in t.missing]
+    lines.append(f"  {'rule':<52} {'status':<13} {'checked':>9} {'broken':>7}")
+    lines += [f"  {f['rule']:<52} {f['status']:<13} {f['checked']:>9} {f['violations']:>7}" for f in t.findings]
+    for f in t.findings:
+        for s in f["sample"]:
+            lines.append(f"  ! {f['rule']} at seq {s['seq']}: {s['detail']}")
+            if s.get("raw"):
+                lines.append(f"    raw: {s['raw']}")
+    return lines
+
+
+def to_junit_xml(result: CheckResult) -> str:
+    """JUnit XML for CI systems: one test case per trace, one failure per violated rule; an
+    inconclusive trace is a skipped case naming why."""
+    suite = ElementTree.Element(
+        "testsuite",
+        name="flowspec check",
+        tests=str(len(result.traces)),
+        failures=str(sum(1 for t in result.traces if t.verdict == "violation")),
+        skipped=str(sum(1 for t in result.traces if t.verdict == "inconclusive")),
+    )
+    for t in result.traces:
+        case = ElementTree.SubElement(suite, "testcase", classname=f"flowspec.{t.observation}", name=t.trace_id)
+        for f in t.findings:
+            if f["status"] == "violation":
+                sample = f["sample"][0] if f["sample"] else None
+                message = f"{f['rule']}: " + (f"seq {sample['seq']}: {sample['detail']}" if sample else f["note"])
+                failure = ElementTree.SubElement(case, "failure", message=_short(message), type=f["rule"])
+                failure.text = "\n".join(f"seq {s['seq']}: {s['detail']}" + (f"\n  raw: {s['raw']}" if s.get("raw") else "") for s in f["sample"]) or f["note"]
+        if t.verdict == "inconclusive":
+            ElementTree.SubElement(case, "skipped", message=_short("; ".join(t.missing) or "no rule could judge it"))
+    root = ElementTree.Element("testsuites")
+    root.append(suite)
+    return ElementTree.tostring(root, encoding="unicode", xml_declaration=True)
 
 
 # -- HTML -----------------------------------------------------------------------------------------
