@@ -9,6 +9,7 @@ and the first after it.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -152,3 +153,22 @@ def test_spec_and_reference_agree_on_both_sides_of_every_change(release: str) ->
     scenario = Scenario(f"{release}-every-executor", _every_executor_small(profile(release)), env)
     for seed in range(2):
         assert lockstep_walk(scenario, steps=250, seed=seed) > 0
+
+
+@pytest.mark.parametrize("release", ["4.0.0", "4.3.0", "4.9.0", "4.9.4", "5.1.4", "5.3.3"])
+def test_a_trace_of_real_request_codes_is_checked_and_routed_as_its_release_routes_it(tmp_path: Path, release: str) -> None:
+    from traces.checking.replay import replay_records
+    from traces.format.read import read_records, validate
+    from traces.recording.record import record_workload
+
+    path = tmp_path / f"every-code-{release}.jsonl"
+    record_workload(path, "every-code", release, 400)
+    validate([str(path)])  # any Java int is a code: nothing is refused
+    records = [r.data for r in read_records([str(path)])]
+    codes = {r["code"] for r in records if r["kind"] == "RequestArrives"}
+    assert {15, 17, -7, 2**31 - 1} <= codes, codes
+    [result] = replay_records(records)
+    assert result.verdict == "conformant", result
+    # UPDATE_CONSUMER_OFFSET ran on the consumer-manage executor, as every release registers it.
+    taken = {r["executor"] for r in records if r["kind"] == "WorkerProcessesRequest"}
+    assert "consumerManage" in taken, taken

@@ -114,6 +114,38 @@ def _broker(version: str, **overrides: Any) -> BrokerConfig:
     )
 
 
+def _every_executor(version: str) -> BrokerConfig:
+    """Every executor the release has, small, with the same scaled schedule as :func:`_broker`."""
+    p = profile(version)
+    names = [name for name, _ in p.executors]
+    return broker_config(
+        p,
+        io_threads=2,
+        os_page_cache_busy_timeout_ms=20,
+        fast_failure_initial_delay_ms=10,
+        start_time_ms=1,
+        threads={n: 2 if n is ExecutorName.SEND else 1 for n in names},
+        capacities={n: 16 for n in names},
+        queue_waits={n: 50 for n in names},
+    )
+
+
+#: Codes a real broker sees besides sends, routed as the release registers them: a pull, a
+#: heartbeat, a transaction end, a query, consumer offsets (consumerManage), an admin command the
+#: admin processor answers, one it does not know, and codes no release names at all.
+_EVERY_CODE = (
+    RequestTemplate(RequestCode.SEND_MESSAGE),
+    RequestTemplate(RequestCode.PULL_MESSAGE),
+    RequestTemplate(RequestCode.HEART_BEAT, topic=""),
+    RequestTemplate(RequestCode.END_TRANSACTION),
+    RequestTemplate(RequestCode.QUERY_MESSAGE),
+    RequestTemplate(15, topic=""),  # UPDATE_CONSUMER_OFFSET
+    RequestTemplate(17, topic=""),  # UPDATE_AND_CREATE_TOPIC, an admin case in every release
+    RequestTemplate(RequestCode.UNKNOWN, topic=""),
+    RequestTemplate(-7, topic=""),
+    RequestTemplate(2**31 - 1, topic=""),
+)
+
 _SENDS = (
     RequestTemplate(RequestCode.SEND_MESSAGE),
     RequestTemplate(RequestCode.SEND_MESSAGE_V2),
@@ -221,6 +253,12 @@ WORKLOADS: dict[str, Workload] = {
                 OperatorSetsQueueWait: 0.02,
             },
             max_exceptions_in_lock=2,
+        ),
+        Workload(
+            "every-code",
+            "requests of every kind a real broker serves, on every executor the release has, routed by its processor table",
+            _every_executor,
+            _env(requests=_EVERY_CODE),
         ),
         Workload(
             "many-topics",
