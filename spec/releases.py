@@ -176,51 +176,23 @@ SYNC_RETRY_CODES = Behaviour(
         ("5.3.1", _CLASSIC_RETRY_CODES | {ResponseCode.SYSTEM_BUSY, ResponseCode.GO_AWAY}, github("5.3.1", _PRODUCER, 76, 85)),
     ),
 )
+_SEND_WAIT = (ExecutorName.SEND, 200)  # waitTimeMillsInSendQueue
+_PULL_WAIT = (ExecutorName.PULL, 5000)  # waitTimeMillsInPullQueue
+_LITE_PULL_WAIT = (ExecutorName.LITE_PULL, 5000)  # waitTimeMillsInLitePullQueue
+_HEARTBEAT_WAIT = (ExecutorName.HEARTBEAT, 31000)  # waitTimeMillsInHeartbeatQueue
+_TRANSACTION_WAIT = (ExecutorName.END_TRANSACTION, 3000)  # waitTimeMillsInTransactionQueue
+_ACK_WAIT = (ExecutorName.ACK, 3000)  # waitTimeMillsInAckQueue
+_ADMIN_WAIT = (ExecutorName.ADMIN, 5000)  # waitTimeMillsInAdminBrokerQueue
+_CLEANED_5_0 = (_SEND_WAIT, _PULL_WAIT, _LITE_PULL_WAIT, _HEARTBEAT_WAIT, _TRANSACTION_WAIT, _ACK_WAIT)
 CLEANED_QUEUES = Behaviour(
     "cleaned_queues",
     (
-        ("4.0.0", ((ExecutorName.SEND, 200),), github("4.0.0", _FAST_FAILURE, 60, 100)),
-        ("4.2.0", ((ExecutorName.SEND, 200), (ExecutorName.PULL, 5000)), github("4.2.0", _FAST_FAILURE, 85, 90)),
-        (
-            "4.3.0",
-            ((ExecutorName.SEND, 200), (ExecutorName.PULL, 5000), (ExecutorName.HEARTBEAT, 31000)),
-            github("4.3.0", _FAST_FAILURE, 87, 95),
-        ),
-        (
-            "4.3.1",
-            (
-                (ExecutorName.SEND, 200),
-                (ExecutorName.PULL, 5000),
-                (ExecutorName.HEARTBEAT, 31000),
-                (ExecutorName.END_TRANSACTION, 3000),
-            ),
-            github("4.3.1", _FAST_FAILURE, 87, 98),
-        ),
-        (
-            "5.0.0",
-            (
-                (ExecutorName.SEND, 200),
-                (ExecutorName.PULL, 5000),
-                (ExecutorName.LITE_PULL, 5000),
-                (ExecutorName.HEARTBEAT, 31000),
-                (ExecutorName.END_TRANSACTION, 3000),
-                (ExecutorName.ACK, 3000),
-            ),
-            github("5.0.0", _FAST_FAILURE, 100, 117),
-        ),
-        (
-            "5.3.0",
-            (
-                (ExecutorName.SEND, 200),
-                (ExecutorName.PULL, 5000),
-                (ExecutorName.LITE_PULL, 5000),
-                (ExecutorName.HEARTBEAT, 31000),
-                (ExecutorName.END_TRANSACTION, 3000),
-                (ExecutorName.ACK, 3000),
-                (ExecutorName.ADMIN, 5000),
-            ),
-            github("5.3.0", _FAST_FAILURE, 60, 66),  # cleanExpiredRequestQueueList
-        ),
+        ("4.0.0", (_SEND_WAIT,), github("4.0.0", _FAST_FAILURE, 60, 100)),
+        ("4.2.0", (_SEND_WAIT, _PULL_WAIT), github("4.2.0", _FAST_FAILURE, 85, 90)),
+        ("4.3.0", (_SEND_WAIT, _PULL_WAIT, _HEARTBEAT_WAIT), github("4.3.0", _FAST_FAILURE, 87, 95)),
+        ("4.3.1", (_SEND_WAIT, _PULL_WAIT, _HEARTBEAT_WAIT, _TRANSACTION_WAIT), github("4.3.1", _FAST_FAILURE, 87, 98)),
+        ("5.0.0", _CLEANED_5_0, github("5.0.0", _FAST_FAILURE, 100, 117)),
+        ("5.3.0", (*_CLEANED_5_0, _ADMIN_WAIT), github("5.3.0", _FAST_FAILURE, 60, 66)),  # cleanExpiredRequestQueueList
     ),
 )
 

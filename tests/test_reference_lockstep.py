@@ -42,8 +42,13 @@ SEND, PULL, ADMIN = ExecutorName.SEND, ExecutorName.PULL, ExecutorName.ADMIN
 
 
 def small_broker(profile: Profile, **overrides: Any) -> BrokerConfig:
-    """Send, pull and admin executors with tiny pools and queues; every duration scaled down."""
+    """Send, pull and admin executors (unless ``executors`` says others) with tiny pools and queues;
+    every duration scaled down."""
     settings: dict[str, Any] = dict(
+        executors=(SEND, PULL, ADMIN),
+        threads={SEND: 2, PULL: 1, ADMIN: 1},
+        capacities={SEND: 2, PULL: 1, ADMIN: 1},
+        queue_waits={SEND: 2, PULL: 3, ADMIN: 2},
         io_threads=2,
         os_page_cache_busy_timeout_ms=2,
         fast_failure_initial_delay_ms=1,
@@ -54,14 +59,7 @@ def small_broker(profile: Profile, **overrides: Any) -> BrokerConfig:
         rate_limit=RateLimitConfig(enabled=True, default_qps=100.0, send_msg_back_qps=50.0, circuit_breaker_open_micros=5000),
     )
     settings.update(overrides)
-    return broker_config(
-        profile,
-        executors=(SEND, PULL, ADMIN),
-        threads={SEND: 2, PULL: 1, ADMIN: 1},
-        capacities={SEND: 2, PULL: 1, ADMIN: 1},
-        queue_waits={SEND: 2, PULL: 3, ADMIN: 2},
-        **settings,
-    )
+    return broker_config(profile, **settings)
 
 
 BUSY_ENVIRONMENT = Environment(

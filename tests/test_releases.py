@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from spec.codes import RequestCode
-from spec.config import BrokerConfig, RateLimitConfig, broker_config
+from spec.config import BrokerConfig
 from spec.machine import Environment, RequestTemplate
 from spec.profiles import ExecutorName, Profile
 from spec.releases import (
@@ -29,7 +29,7 @@ from spec.releases import (
     profile,
     release_tag,
 )
-from tests.test_reference_lockstep import Scenario, lockstep_walk
+from tests.test_reference_lockstep import Scenario, lockstep_walk, small_broker
 
 LINK = re.compile(r"https://github\.com/apache/rocketmq/blob/rocketmq-(all-)?\d+\.\d+\.\d+(-incubating)?/[\w/.-]+\.java#L\d+(-L\d+)?")
 
@@ -112,20 +112,13 @@ BOUNDARY_CODES = (
 
 
 def _every_executor_small(p: Profile) -> BrokerConfig:
-    names = [name for name, _ in p.executors]
-    return broker_config(
+    names = tuple(name for name, _ in p.executors)
+    return small_broker(
         p,
-        io_threads=2,
+        executors=names,
         threads={n: 1 for n in names},
         capacities={n: 1 for n in names},
         queue_waits={n: 2 for n in names},
-        os_page_cache_busy_timeout_ms=2,
-        fast_failure_initial_delay_ms=1,
-        fast_failure_period_ms=1,
-        transient_store_pool_enable=True,
-        transient_store_pool_size=2,
-        mapped_file_size=2,
-        rate_limit=RateLimitConfig(enabled=True, default_qps=100.0, send_msg_back_qps=50.0, circuit_breaker_open_micros=5000),
     )
 
 
