@@ -102,10 +102,7 @@ class TraceScanner:
         return is_os_page_cache_busy(self.lock, now, self.config.os_page_cache_busy_timeout_ms)
 
     def _executor_of(self, req: _Request) -> str | None:
-        try:
-            name = route(self.config, RequestCode(req.code))
-        except ValueError:
-            return None
+        name = route(self.config, req.code)
         return name.value if name is not None else None
 
     def _dequeue(self, executor: str, seq: int, expected_opaque: int | None) -> _Request | None:

@@ -29,7 +29,7 @@ from spec.releases import (
     profile,
     release_tag,
 )
-from tests.test_reference_lockstep import Scenario, lockstep_walk, small_broker
+from test_reference_lockstep import Scenario, lockstep_walk, small_broker
 
 LINK = re.compile(r"https://github\.com/apache/rocketmq/blob/rocketmq-(all-)?\d+\.\d+\.\d+(-incubating)?/[\w/.-]+\.java#L\d+(-L\d+)?")
 

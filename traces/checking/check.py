@@ -36,6 +36,7 @@ import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
 from spec.codes import ResponseCode
+from spec.invariants import known_defects
 from traces.format.records import EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, Observation, TraceHeader, header_from_record, vocabulary
 from traces.checking.layout import Layout, Unit, read_unit
 from traces.checking.layout import plan as plan_layout
@@ -49,6 +50,8 @@ from traces.checking.scan import Events, TraceScan
 from traces.checking.exits import EXIT_CONFORMANT, EXIT_INCONCLUSIVE, EXIT_VIOLATION, CheckerFailure
 
 REPLAY = "replay"
+#: A rule's status when the trace breaks a claim its release's own code breaks: a finding, not a violation.
+KNOWN_DEFECT = "known defect"
 UNSCANNED_KINDS = ("ClockAdvances", "FastFailureStopsAtHead", "FastFailureEndsBusyDrain", "WorkerPassesPutCheck")
 SERIES_BINS = 120
 
@@ -183,10 +186,14 @@ def per_trace(headers: Mapping[str, dict[str, Any]], rules: bool, series: bool) 
         scan = TraceScan(header, events)
         if rules:
             level = LEVEL_ORDER[header.observation]
+            known = known_defects(header.config.profile)
             for name, finding in scan.findings.items():
                 needs = RULES_BY_NAME[name].level
                 if LEVEL_ORDER[needs] > level:
                     status, note = "inconclusive", f"needs observation {needs.value!r}; the trace is {header.observation.value!r}"
+                elif finding.violations and RULES_BY_NAME[name].claim in known:
+                    status = KNOWN_DEFECT
+                    note = f"a known defect of release {header.profile}: its own code breaks spec.invariants.{RULES_BY_NAME[name].claim}"
                 elif finding.violations:
                     status, note = "violation", ""
                 elif finding.checked:

@@ -45,11 +45,17 @@ class Rule:
 
     name: str  # a claim that reads true
     description: str  # one sentence
-    source: str  # where the claim comes from
+    source: str  # where the claim comes from (the spec's claim first, where there is one)
     level: Observation  # the observation level the rule needs
     body: str  # "frame" (arrivals matched with responses) or "scan" (the trace's state in seq order)
     passing: str  # example trace (under traces/examples/) the rule passes
     failing: str  # example trace the rule must flag
+
+    @property
+    def claim(self) -> str | None:
+        """The spec claim (:mod:`spec.invariants`) this rule checks over traces, named first in ``source``."""
+        first = self.source.split(";")[0].strip()
+        return first.removeprefix("spec.invariants.") if first.startswith("spec.invariants.") else None
 
 
 RULES: tuple[Rule, ...] = (

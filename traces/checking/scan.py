@@ -376,10 +376,7 @@ class TraceScan:
         self.created[req] = self.ts[creates[last]]
 
     def _route(self, code: int) -> int:
-        try:
-            name = route(self.config, code)
-        except ValueError:
-            return _NONE
+        name = route(self.config, code)
         return _NONE if name is None else self._queue_id(name)
 
     # -- queues ----------------------------------------------------------------------------------

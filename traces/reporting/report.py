@@ -14,7 +14,7 @@ from xml.etree import ElementTree
 from dataclasses import asdict
 from typing import Any
 
-from traces.checking.check import REPLAY, CheckResult, TraceVerdict
+from traces.checking.check import KNOWN_DEFECT, REPLAY, CheckResult, TraceVerdict
 from traces.format.records import KINDS, RESPONSE_KIND
 from traces.checking.rules import RULES
 
@@ -32,7 +32,9 @@ FIXED_COLOURS = {
 def coverage(result: CheckResult) -> dict[str, Any]:
     """Which actions and rules the traces exercised."""
     kinds = [*KINDS, RESPONSE_KIND]
-    exercised_rules = sorted(r for r, statuses in result.rule_totals.items() if statuses.get("pass") or statuses.get("violation"))
+    exercised_rules = sorted(
+        r for r, statuses in result.rule_totals.items() if statuses.get("pass") or statuses.get("violation") or statuses.get(KNOWN_DEFECT)
+    )
     return {
         "actions_seen": {k: result.kinds.get(k, 0) for k in kinds},
         "actions_missing": [k for k in kinds if not result.kinds.get(k) and k != RESPONSE_KIND],
@@ -44,8 +46,9 @@ def coverage(result: CheckResult) -> dict[str, Any]:
 def to_json(result: CheckResult) -> dict[str, Any]:
     """The whole result as plain data (``--json``)."""
     totals = {v: sum(1 for t in result.traces if t.verdict == v) for v in ("conformant", "violation", "inconclusive")}
+    known = sum(1 for t in result.traces if any(_shows_known_defect(f) for f in t.findings))
     return {
-        "totals": {"traces": len(result.traces), **totals, "events": sum(t.events for t in result.traces)},
+        "totals": {"traces": len(result.traces), **totals, "with_known_defects": known, "events": sum(t.events for t in result.traces)},
         "traces": [{k: v for k, v in asdict(t).items() if k != "series"} for t in result.traces],
         "rules": result.rule_totals,
         "coverage": coverage(result),
@@ -59,6 +62,13 @@ DETAIL_TRACES = 3
 LISTED_VIOLATIONS = 20
 
 
+def _shows_known_defect(finding: Mapping[str, Any]) -> bool:
+    """A rule reported a known defect, or the replay found a claim the release itself breaks."""
+    return finding["status"] == KNOWN_DEFECT or (
+        finding["rule"] == REPLAY and any(s["detail"].startswith("known defect of the release") for s in finding["sample"])
+    )
+
+
 def console(result: CheckResult, verbose: bool = False) -> str:
     """The summary first (traces by verdict, each rule's totals, the violating traces each with its
     first finding, why traces were inconclusive); each trace's table only with ``verbose`` or for
@@ -67,13 +77,17 @@ def console(result: CheckResult, verbose: bool = False) -> str:
     tot = data["totals"]
     lines = [
         f"{tot['traces']} traces, {tot['events']} events: {tot['conformant']} conformant, "
-        f"{tot['violation']} violation, {tot['inconclusive']} inconclusive (exit {result.exit_code})",
-        f"  {'rule (traces)':<52} {'pass':>7} {'broken':>7} {'incon.':>7}",
+        f"{tot['violation']} violation, {tot['inconclusive']} inconclusive (exit {result.exit_code}); "
+        f"{tot['with_known_defects']} show a known defect of their release",
+        f"  {'rule (traces)':<52} {'pass':>7} {'broken':>7} {'known':>7} {'incon.':>7}",
     ]
     for name in [REPLAY, *(r.name for r in RULES)]:
         counts = result.rule_totals.get(name, {})
         if counts:
-            lines.append(f"  {name:<52} {counts.get('pass', 0):>7} {counts.get('violation', 0):>7} {counts.get('inconclusive', 0):>7}")
+            lines.append(
+                f"  {name:<52} {counts.get('pass', 0):>7} {counts.get('violation', 0):>7} "
+                f"{counts.get(KNOWN_DEFECT, 0):>7} {counts.get('inconclusive', 0):>7}"
+            )
     violating = [t for t in result.traces if t.verdict == "violation"]
     if violating:
         lines.append(f"violations ({len(violating)} traces):")
