@@ -147,3 +147,23 @@ def test_the_limiter_at_the_ends_of_the_range_judges_without_crashing() -> None:
         [result] = replay_records([header, *rows[1:]])
         assert result.verdict == "violation" and result.divergence is not None
         assert scan_trace(header_from_record(header), events_table(rows[1:]))["limiter_decisions_as_the_bucket_says"].violations > 0
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "parquet"])
+def test_a_queues_trace_records_as_response_events_only_the_put_paths_answers(good: list[Record], tmp_path: Path, suffix: str) -> None:
+    from traces.format.project import project
+    from traces.format.records import Observation
+    from traces.format.write import TraceWriter
+
+    queues = list(project(iter(good), Observation.QUEUES))
+    at = next(i for i, r in enumerate(queues) if r["kind"] == "Response")
+    assert queues[at]["responses"][0]["code"] == 0  # the SUCCESS of a send, written inside the put path
+    with TraceWriter(tmp_path / f"fine.{suffix}") as w:
+        w.write_all(queues)
+    validate([str(tmp_path / f"fine.{suffix}")])
+    queues[at] = {**queues[at], "responses": [{**queues[at]["responses"][0], "code": 2, "remark": "[OVERLOAD]system busy, start flow control for a while"}]}
+    with TraceWriter(tmp_path / f"t.{suffix}") as w:
+        w.write_all(queues)
+    assert "a Response event of a 'queues' trace carries an answer written inside the put path (SUCCESS 0 or SYSTEM_ERROR 1), not code 2" in _refused(
+        [str(tmp_path / f"t.{suffix}")]
+    )

@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from spec.profiles import ExecutorName
+from spec.codes import ResponseCode
 from traces.format.records import (
     ARROW_SCHEMA,
     BLACK_BOX_OPTIONAL,
@@ -229,6 +230,9 @@ _NOT_CARRIED: dict[str, tuple[str, ...]] = {k: tuple(n for n in EVENT_FIELD_COLU
 #: Per event kind, every field it must leave null (or out).
 _NULL_FIELDS: dict[str, frozenset[str]] = {k: frozenset(n) | frozenset(HEADER_COLUMNS) for k, n in _NOT_CARRIED.items()}
 _EXECUTOR_NAMES = {n.value for n in ExecutorName}
+#: The answers written by steps a 'queues' trace does not observe (the put path's SUCCESS, and the
+#: SYSTEM_ERROR of an exception inside the put lock): the only ones it records as Response events.
+_PUT_PATH_CODES = frozenset({int(ResponseCode.SUCCESS), int(ResponseCode.SYSTEM_ERROR)})
 
 
 def _parse_header(record: Mapping[str, Any]) -> TraceHeader:
@@ -440,6 +444,14 @@ class Validator:
             if name in KIND_FIELDS[kind] and record[name] not in _EXECUTOR_NAMES:
                 raise _Bad(f"field {name!r}: unknown executor {record[name]!r}")
         self._check_responses(record.get("responses"), exactly_one=kind == RESPONSE_KIND)
+        if kind == RESPONSE_KIND and progress.header.observation is Observation.QUEUES:
+            code = record["responses"][0]["code"]
+            if code not in _PUT_PATH_CODES:
+                raise _Bad(
+                    f"field 'responses[0].code': a {RESPONSE_KIND} event of a 'queues' trace carries an answer written "
+                    f"inside the put path (SUCCESS 0 or SYSTEM_ERROR 1), not code {code}: record an answer of a step the "
+                    f"level observes on that step's event"
+                )
         progress.last_seq = seq
         progress.last_ts = record["ts"]
         self.events += 1
@@ -540,6 +552,11 @@ class Validator:
                 return False
         if not _responses_well_formed(columns["responses"], events, kind):
             return False
+        put_path = _IS_RESPONSE[kind] & events & (level[trace] == _OBSERVATIONS.index(Observation.QUEUES))
+        if np.any(put_path):
+            answered = pc.struct_field(pc.list_flatten(columns["responses"].filter(pa.array(put_path))), "code")
+            if not pc.all(pc.is_in(answered, pa.array(sorted(_PUT_PATH_CODES), pa.int64()))).as_py():
+                return False
 
         for trace_id, (_, header) in new.items():
             self.traces[trace_id] = _TraceProgress(header, 0, LEVEL_KINDS[header.observation])
