@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -198,3 +199,10 @@ def test_rules_judge_traces_split_into_runs_as_they_judge_them_whole(spark: Spar
     assert len(plan([str(path)]).tasks(2)) >= 2
     runs = run_check(spark, [str(path)], replay=False)
     assert runs.traces == whole.traces and runs.kinds == whole.kinds and runs.rule_totals == whole.rule_totals
+
+
+def test_pieces_name_their_files_by_absolute_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Spark executor opens a piece from its own working directory: a path relative to the driver's would miss."""
+    monkeypatch.chdir(EXAMPLES.parent)
+    layout = plan([f"{EXAMPLES.name}/{FIRST}"])
+    assert [p.path for p in layout.pieces] == [str(EXAMPLES / FIRST)]

@@ -127,9 +127,10 @@ def _find(parent: list[int], i: int) -> int:
 
 
 def plan(paths: Sequence[str]) -> Layout:
-    """The layout of the (validated) input named by ``paths``."""
+    """The layout of the (validated) input named by ``paths``. Pieces name their files by absolute
+    path: Spark's executors open them from their own working directory, not the driver's."""
     found: list[tuple[Piece, list[str]]] = []
-    for path in resolve(paths):
+    for path in (p.absolute() for p in resolve(paths)):
         found += _parquet_pieces(path) if path.suffix == ".parquet" else [_jsonl_piece(path)]
     pieces = tuple(p for p, _ in found)
     holders: dict[str, list[int]] = {}
