@@ -161,3 +161,13 @@ def test_the_console_puts_the_summary_first_and_tables_only_when_asked(
     assert suite is not None and suite.get("tests") == "4" and suite.get("failures") == "1" and suite.get("skipped") == "3"
     [failure] = suite.iter("failure")
     assert failure.get("type") == "no_queue_over_capacity" and "seq " in (failure.get("message") or "")
+
+
+@pytest.mark.spark
+def test_the_report_tells_the_busy_answers_apart_per_topic_with_time_in_ms(spark: SparkSession, tmp_path: Path) -> None:
+    report = tmp_path / "r.html"
+    assert main(["check", str(EXAMPLES / "conformant-retry-storm-limited.jsonl"), "--report", str(report)]) == 0
+    page = report.read_text()
+    assert "answers by kind" in page and "[RateLimit]" in page and "SUCCESS" in page
+    assert "answers per topic" in page and "%RETRY%get-pugc-to-ai-consumer" in page and "TopicOrders" in page
+    assert "0 ms (ts " in page and "ts 1 " not in page.replace("(ts 1)", "")

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from traces.reporting.outcomes import answer_tag, main, outcomes
+from traces.format.answers import answer_tag
+from traces.reporting.outcomes import main, outcomes
 from traces.format.read import read_records
 from traces.recording.record import record_workload
 

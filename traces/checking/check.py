@@ -35,8 +35,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
-from spec.codes import ResponseCode
 from spec.invariants import known_defects
+from traces.format.answers import answer_tag
 from traces.format.records import EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, Observation, TraceHeader, header_from_record, vocabulary
 from traces.checking.layout import Layout, Unit, read_unit
 from traces.checking.layout import plan as plan_layout
@@ -61,8 +61,8 @@ SERIES_BINS = 120
 
 def _series(header: TraceHeader, scan: TraceScan) -> dict[str, Any]:
     """Downsampled pictures of one trace: queue depth per queue, lock hold vs busy threshold,
-    free buffers, responses by code, each per time bin (max within the bin; free buffers at the
-    bin's last event)."""
+    free buffers, answers by kind (:func:`traces.format.answers.answer_tag`), each per time bin
+    (max within the bin; free buffers at the bin's last event); and each topic's answers."""
     if scan.n == 0:
         return {}
     t0, t1 = int(scan.ts[0]), int(scan.ts[-1])
@@ -78,14 +78,22 @@ def _series(header: TraceHeader, scan: TraceScan) -> dict[str, Any]:
     free = np.full(SERIES_BINS, pool, np.int64)  # a bin with no event shows the whole pool, as before
     last = np.flatnonzero(np.concatenate((bins[1:] != bins[:-1], [True])))  # each bin's last event
     free[bins[last]] = scan.free[last]
-    codes: dict[str, list[int]] = {}
+    # Each distinct (code, remark) is named once; [TIMEOUT_CLEAN_QUEUE] remarks are mostly distinct.
+    pairs, pair_of = np.unique(np.stack([scan.response_code, scan.response_remark_index]), axis=1, return_inverse=True)
+    tags = [answer_tag(int(c), scan.remarks[int(r)]) for c, r in pairs.T]
+    names = sorted(set(tags))
+    tag_of = np.array([names.index(t) for t in tags], np.int64)[pair_of.reshape(-1)] if tags else np.zeros(0, np.int64)
     answered = bins[scan.response_event]
-    for code in np.unique(scan.response_code):
-        try:
-            name = ResponseCode(int(code)).name
-        except ValueError:
-            name = str(int(code))
-        codes[name] = [int(v) for v in np.bincount(answered[scan.response_code == code], minlength=SERIES_BINS)]
+    answers = {name: [int(v) for v in np.bincount(answered[tag_of == k], minlength=SERIES_BINS)] for k, name in enumerate(names)}
+    # Each topic's answers: a response answers the arrival that carries its opaque.
+    arrivals = scan.events.has_request_id  # only an arrival names its opaque
+    topic_of = dict(zip(scan.request_id[arrivals].tolist(), scan.events.topic[arrivals].tolist()))
+    by_topic: dict[str, dict[str, int]] = {}
+    for opaque, k in zip(scan.response_opaque[scan.response_has_opaque].tolist(), tag_of[scan.response_has_opaque].tolist()):
+        t = topic_of.get(opaque, -1)
+        topic = (scan.events.topics[t] or "(no topic)") if t >= 0 else "(no topic)"
+        counts = by_topic.setdefault(topic, {})
+        counts[names[k]] = counts.get(names[k], 0) + 1
     return {
         "t0": t0,
         "bin_ms": width,
@@ -94,7 +102,8 @@ def _series(header: TraceHeader, scan: TraceScan) -> dict[str, Any]:
         "busy_threshold_ms": header.config.os_page_cache_busy_timeout_ms,
         "free_buffers": [int(v) for v in free],
         "pool_enabled": header.config.pool_enabled,
-        "responses_by_code": codes,
+        "answers": answers,
+        "answers_by_topic": by_topic,
     }
 
 

@@ -15,19 +15,9 @@ import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from spec.codes import ResponseCode
+from traces.format.answers import answer_tag
 from traces.format.records import responses_from_record
 from traces.format.read import Record, TraceInputError, read_records
-
-
-def answer_tag(code: int, remark: str | None) -> str:
-    """``[TAG]`` of a bracketed remark, else the response code's name."""
-    if remark and remark.startswith("[") and "]" in remark:
-        return remark[: remark.index("]") + 1]
-    try:
-        return ResponseCode(code).name
-    except ValueError:
-        return f"code {code}"
 
 
 def outcomes(records: Iterable[Record]) -> dict[str, Counter[tuple[str, str]]]:

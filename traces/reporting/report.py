@@ -18,12 +18,17 @@ from traces.checking.check import KNOWN_DEFECT, REPLAY, CheckResult, TraceVerdic
 from traces.format.records import KINDS, RESPONSE_KIND
 from traces.checking.rules import RULES
 
-COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
+COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#393b79", "#637939")
 #: Series that keep one colour in every chart of every trace, so charts can be compared at a glance.
 FIXED_COLOURS = {
     "SUCCESS": "#2ca02c",
-    "SYSTEM_BUSY": "#d62728",
-    "SYSTEM_ERROR": "#ff7f0e",
+    "[REJECTREQUEST]": "#d62728",
+    "[OVERLOAD]": "#8b0000",
+    "[PC_SYNCHRONIZED]": "#e377c2",
+    "[PCBUSY_CLEAN_QUEUE]": "#ff7f0e",
+    "[TIMEOUT_CLEAN_QUEUE]": "#bcbd22",
+    "[RateLimit]": "#17becf",
+    "SYSTEM_ERROR": "#7f7f7f",
     "REQUEST_CODE_NOT_SUPPORTED": "#9467bd",
     "send": "#1f77b4",
 }
@@ -183,8 +188,8 @@ def _chart(title: str, series: Mapping[str, Sequence[float]], x0: int, bin_ms: i
     parts.append(f'<text x="{pad}" y="14" font-size="12">{html.escape(title)}</text>')
     parts.append(f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}" stroke="#999"/>')
     parts.append(f'<text x="2" y="{pad}" font-size="10">{top:g}</text><text x="2" y="{h - pad}" font-size="10">0</text>')
-    parts.append(f'<text x="{pad}" y="{h - 8}" font-size="10">ts {x0}</text>')
-    parts.append(f'<text x="{w - pad - 80}" y="{h - 8}" font-size="10">ts {x0 + n * bin_ms}</text>')
+    parts.append(f'<text x="{pad}" y="{h - 8}" font-size="10">0 ms (ts {x0})</text>')
+    parts.append(f'<text x="{w - pad - 80}" y="{h - 8}" font-size="10">{n * bin_ms} ms</text>')
     if threshold is not None:
         parts.append(f'<line x1="{pad}" y1="{y(threshold):.1f}" x2="{w - pad}" y2="{y(threshold):.1f}" stroke="#d62728" stroke-dasharray="4 3"/>')
     free = [c for c in COLOURS if c not in FIXED_COLOURS.values()]
@@ -198,6 +203,18 @@ def _chart(title: str, series: Mapping[str, Sequence[float]], x0: int, bin_ms: i
     return "".join(parts)
 
 
+def _topic_table(by_topic: Mapping[str, Mapping[str, int]]) -> str:
+    """What each topic was told: one row per topic, one column per kind of answer."""
+    if not by_topic:
+        return ""
+    kinds = sorted({k for counts in by_topic.values() for k in counts})
+    rows = ["<table><tr><th>topic</th>" + "".join(f"<th>{html.escape(k)}</th>" for k in kinds) + "</tr>"]
+    for topic, counts in sorted(by_topic.items(), key=lambda tc: -sum(tc[1].values())):
+        cells = "".join(f"<td>{counts.get(k, 0)}</td>" for k in kinds)
+        rows.append(f"<tr><td>{html.escape(topic)}</td>{cells}</tr>")
+    return "<h3>answers per topic</h3>" + "".join(rows) + "</table>"
+
+
 def _trace_html(t: TraceVerdict) -> str:
     out = [f'<h2 id="{html.escape(t.trace_id)}">{html.escape(t.trace_id)}: {t.verdict}</h2>']
     out.append(f"<p>{t.events} events, observation {t.observation}. {html.escape('; '.join(t.missing))}</p>")
@@ -208,7 +225,8 @@ def _trace_html(t: TraceVerdict) -> str:
         out.append(_chart("lock hold time (ms) vs busy threshold (dashed)", {"hold": s["lock_hold_ms"]}, x0, b, s["busy_threshold_ms"]))
         if s["pool_enabled"]:
             out.append(_chart("free pool buffers", {"free": s["free_buffers"]}, x0, b))
-        out.append(_chart("responses by code (per bin)", s["responses_by_code"], x0, b))
+        out.append(_chart(f"answers by kind (per {b} ms)", s["answers"], x0, b))
+        out.append(_topic_table(s["answers_by_topic"]))
     out.append("<table><tr><th>rule</th><th>status</th><th>checked</th><th>violations</th><th>note</th></tr>")
     for f in t.findings:
         note = f["note"] if f["rule"] != REPLAY or f["status"] == "inconclusive" else ""
