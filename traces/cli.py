@@ -100,7 +100,14 @@ def _check(args: argparse.Namespace, validator: Validator) -> int:
     spark = get_spark(master=args.master)
     budgets = Budgets(args.max_candidates, args.max_steps, args.max_seconds)
     result = run_check(
-        spark, args.paths, replay=not args.no_replay, series=args.report is not None, validator=validator, budgets=budgets, witness=args.witness
+        spark,
+        args.paths,
+        replay=not args.no_replay,
+        series=args.report is not None,
+        validator=validator,
+        budgets=budgets,
+        witness=args.witness,
+        progress=sys.stderr.isatty(),
     )
     if args.report is not None:
         args.report.parent.mkdir(parents=True, exist_ok=True)

@@ -43,6 +43,7 @@ from traces.checking.layout import plan as plan_layout
 from traces.format.read import Validator, validate
 from traces.format.write import TraceWriter
 from traces.checking.partial import Budgets, partial_on_spark
+from traces.checking.progress import Progress
 from traces.checking.replay import ReplayResult
 from traces.checking.segments import plan_segments, replay_on_spark
 from traces.checking.rules import LEVEL_ORDER, RULES, RULES_BY_NAME
@@ -272,6 +273,7 @@ def run_check(
     validator: Validator | None = None,
     budgets: Budgets = Budgets(),
     witness: Path | None = None,
+    progress: bool = False,
 ) -> CheckResult:
     """Validate ``paths`` (raises TraceInputError), then judge every trace on Spark; with ``witness``,
     write there, as a ``full`` trace, the run of the spec that explains each conformant partial trace."""
@@ -282,10 +284,13 @@ def run_check(
     layout = plan_layout(paths)
     tasks = layout.tasks(spark.sparkContext.defaultParallelism) if rules or series else []
     rows: list[dict[str, Any]] = []
-    for task_rows in spark.sparkContext.parallelize(tasks, len(tasks)).mapPartitions(per_task(headers, rules, series)).collect() if tasks else []:
-        rows += task_rows
+    shown = Progress(spark, progress)
+    with shown.phase("rules"):
+        for task_rows in spark.sparkContext.parallelize(tasks, len(tasks)).mapPartitions(per_task(headers, rules, series)).collect() if tasks else []:
+            rows += task_rows
     if replay:
-        rows += [_replay_row(r) for r in _replay(spark, layout, validator, headers, budgets, witness)]
+        with shown.phase("replay"):
+            rows += [_replay_row(r) for r in _replay(spark, layout, validator, headers, budgets, witness)]
     per_trace_events = validator.events_per_trace()
     verdicts = _verdicts(validator, rows, per_trace_events)
     totals: dict[str, dict[str, int]] = {}
