@@ -167,3 +167,10 @@ def test_a_queues_trace_records_as_response_events_only_the_put_paths_answers(go
     assert "a Response event of a 'queues' trace carries an answer written inside the put path (SUCCESS 0 or SYSTEM_ERROR 1), not code 2" in _refused(
         [str(tmp_path / f"t.{suffix}")]
     )
+
+
+def test_a_file_uri_is_read_and_another_scheme_is_refused_by_name() -> None:
+    from traces.recording.examples import EXAMPLES
+
+    assert len(validate([f"file://{EXAMPLES / 'conformant-5.3.3.jsonl'}"]).traces) == 1
+    assert "s3://bucket/traces: only local paths and file:// URIs can be read so far" in _refused(["s3://bucket/traces"])

@@ -104,10 +104,17 @@ class Location:
 
 
 def resolve(paths: Sequence[str]) -> list[Path]:
-    """The trace files named by ``paths``: files, directories (searched recursively) and globs."""
+    """The trace files named by ``paths``: files, directories (searched recursively), globs and
+    ``file://`` URIs; another scheme (``s3://``, ``hdfs://``) is refused by name, not read as a path."""
     files: list[Path] = []
     missing: list[str] = []
-    for p in paths:
+    unsupported = [p for p in paths if "://" in p and not p.startswith("file://")]
+    if unsupported:
+        raise TraceInputError(
+            [f"{p}: only local paths and file:// URIs can be read so far" for p in unsupported],
+            [{"file": p, "message": "only local paths and file:// URIs can be read so far"} for p in unsupported],
+        )
+    for p in (p.removeprefix("file://") for p in paths):
         matches = sorted(glob.glob(p, recursive=True)) if any(c in p for c in "*?[") else [p]
         if not matches or not all(Path(m).exists() for m in matches):
             missing.append(f"{p}: no such file or directory")
