@@ -46,10 +46,15 @@ DEFAULT_PROFILE = "5.3.3"
 _ORDER = {release: i for i, release in enumerate(RELEASES)}
 
 
+def _unknown(release: str) -> ValueError:
+    """The error for a release the spec does not know: it names the known ones."""
+    return ValueError(f"unknown RocketMQ release {release!r}; known releases: {', '.join(RELEASES)}")
+
+
 def release_tag(release: str) -> str:
     """The git tag of ``release`` in apache/rocketmq."""
     if release not in _ORDER:
-        raise ValueError(f"unknown RocketMQ release {release!r}; known releases: {', '.join(RELEASES)}")
+        raise _unknown(release)
     if release == "4.0.0":
         return "rocketmq-4.0.0-incubating"
     if release == "4.1.0":
@@ -456,4 +461,4 @@ def profile(version: str) -> Profile:
     try:
         return ALL_PROFILES[version]
     except KeyError:
-        raise ValueError(f"unknown RocketMQ release {version!r}; known releases: {', '.join(RELEASES)}") from None
+        raise _unknown(version) from None

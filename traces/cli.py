@@ -26,7 +26,6 @@ from traces.format.write import TraceWriter
 from traces.recording.record import IMPLEMENTATIONS, WORKLOADS, record_workload
 
 
-
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``check`` and ``record`` to the ``flowspec`` command line."""
     check = subparsers.add_parser("check", help="validate traces against the spec and its rules (Spark)")

@@ -53,6 +53,8 @@ from traces.checking.exits import EXIT_CONFORMANT, EXIT_INCONCLUSIVE, EXIT_VIOLA
 REPLAY = "replay"
 #: A rule's status when the trace breaks a claim its release's own code breaks: a finding, not a violation.
 KNOWN_DEFECT = "known defect"
+#: How the replay's sample of a claim the release itself breaks begins.
+KNOWN_DEFECT_DETAIL = "known defect of the release"
 UNSCANNED_KINDS = ("ClockAdvances", "FastFailureStopsAtHead", "FastFailureEndsBusyDrain", "WorkerPassesPutCheck")
 SERIES_BINS = 120
 
@@ -198,12 +200,12 @@ def per_trace(headers: Mapping[str, dict[str, Any]], rules: bool, series: bool) 
             level = LEVEL_ORDER[header.observation]
             known = known_defects(header.config.profile)
             for name, finding in scan.findings.items():
-                needs = RULES_BY_NAME[name].level
-                if LEVEL_ORDER[needs] > level:
-                    status, note = "inconclusive", f"needs observation {needs.value!r}; the trace is {header.observation.value!r}"
-                elif finding.violations and RULES_BY_NAME[name].claim in known:
+                rule = RULES_BY_NAME[name]
+                if LEVEL_ORDER[rule.level] > level:
+                    status, note = "inconclusive", f"needs observation {rule.level.value!r}; the trace is {header.observation.value!r}"
+                elif finding.violations and rule.claim in known:
                     status = KNOWN_DEFECT
-                    note = f"a known defect of release {header.profile}: its own code breaks spec.invariants.{RULES_BY_NAME[name].claim}"
+                    note = f"a known defect of release {header.profile}: its own code breaks spec.invariants.{rule.claim}"
                 elif finding.violations:
                     status, note = "violation", ""
                 elif finding.checked:
@@ -331,7 +333,7 @@ def _replay_row(result: ReplayResult) -> dict[str, Any]:
     """A replay result as a finding row."""
     d = result.divergence
     known = [
-        {"seq": f.seq, "detail": f"known defect of the release: {f.claim} ({f.change})", "raw": ""}
+        {"seq": f.seq, "detail": f"{KNOWN_DEFECT_DETAIL}: {f.claim} ({f.change})", "raw": ""}
         for f in result.findings
         if f.known
     ]

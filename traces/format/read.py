@@ -103,21 +103,23 @@ class Location:
         return f"{self.file} row {self.row}"
 
 
+def _each_refused(paths: Sequence[str], message: str) -> TraceInputError:
+    """Invalid input: ``message`` about each of ``paths``."""
+    return TraceInputError([f"{p}: {message}" for p in paths], [{"file": p, "message": message} for p in paths])
+
+
 def resolve(paths: Sequence[str]) -> list[Path]:
     """The trace files named by ``paths``: files, directories (searched recursively), globs and
     ``file://`` URIs; another scheme (``s3://``, ``hdfs://``) is refused by name, not read as a path."""
     files: list[Path] = []
-    missing: list[str] = []
+    missing: list[str] = []  # the paths that name nothing
     unsupported = [p for p in paths if "://" in p and not p.startswith("file://")]
     if unsupported:
-        raise TraceInputError(
-            [f"{p}: only local paths and file:// URIs can be read so far" for p in unsupported],
-            [{"file": p, "message": "only local paths and file:// URIs can be read so far"} for p in unsupported],
-        )
+        raise _each_refused(unsupported, "only local paths and file:// URIs can be read so far")
     for p in (p.removeprefix("file://") for p in paths):
         matches = sorted(glob.glob(p, recursive=True)) if any(c in p for c in "*?[") else [p]
         if not matches or not all(Path(m).exists() for m in matches):
-            missing.append(f"{p}: no such file or directory")
+            missing.append(p)
             continue
         for m in map(Path, matches):
             if m.is_dir():
@@ -127,7 +129,7 @@ def resolve(paths: Sequence[str]) -> list[Path]:
             else:
                 files.append(m)
     if missing:
-        raise TraceInputError(missing, [{"file": m.rsplit(": ", 1)[0], "message": "no such file or directory"} for m in missing])
+        raise _each_refused(missing, "no such file or directory")
     if not files:
         raise TraceInputError([f"{', '.join(paths)}: no trace files (*.jsonl, *.parquet) found"])
     return files
@@ -240,6 +242,7 @@ _EXECUTOR_NAMES = {n.value for n in ExecutorName}
 #: The answers written by steps a 'queues' trace does not observe (the put path's SUCCESS, and the
 #: SYSTEM_ERROR of an exception inside the put lock): the only ones it records as Response events.
 _PUT_PATH_CODES = frozenset({int(ResponseCode.SUCCESS), int(ResponseCode.SYSTEM_ERROR)})
+_PUT_PATH_CODE_VALUES = pa.array(sorted(_PUT_PATH_CODES), pa.int64())
 
 
 def _parse_header(record: Mapping[str, Any]) -> TraceHeader:
@@ -562,7 +565,7 @@ class Validator:
         put_path = _IS_RESPONSE[kind] & events & (level[trace] == _OBSERVATIONS.index(Observation.QUEUES))
         if np.any(put_path):
             answered = pc.struct_field(pc.list_flatten(columns["responses"].filter(pa.array(put_path))), "code")
-            if not pc.all(pc.is_in(answered, pa.array(sorted(_PUT_PATH_CODES), pa.int64()))).as_py():
+            if not pc.all(pc.is_in(answered, _PUT_PATH_CODE_VALUES)).as_py():
                 return False
 
         for trace_id, (_, header) in new.items():

@@ -93,14 +93,13 @@ class Workload:
         return w
 
 
+#: Java's schedule and busy timeout scaled down so that a short run reaches them.
+_SCALED: dict[str, Any] = dict(io_threads=2, os_page_cache_busy_timeout_ms=20, fast_failure_initial_delay_ms=10, start_time_ms=1)
+
+
 def _broker(version: str, **overrides: Any) -> BrokerConfig:
-    """Send and admin executors, Java's schedule and waits scaled so that a short run reaches them."""
-    settings: dict[str, Any] = dict(
-        io_threads=2,
-        os_page_cache_busy_timeout_ms=20,
-        fast_failure_initial_delay_ms=10,
-        start_time_ms=1,
-    )
+    """Send and admin executors, on the scaled schedule (:data:`_SCALED`)."""
+    settings = dict(_SCALED)
     capacity = overrides.pop("send_capacity", 16)
     threads = overrides.pop("send_threads", 2)
     settings.update(overrides)
@@ -120,10 +119,7 @@ def _every_executor(version: str) -> BrokerConfig:
     names = [name for name, _ in p.executors]
     return broker_config(
         p,
-        io_threads=2,
-        os_page_cache_busy_timeout_ms=20,
-        fast_failure_initial_delay_ms=10,
-        start_time_ms=1,
+        **_SCALED,
         threads={n: 2 if n is ExecutorName.SEND else 1 for n in names},
         capacities={n: 16 for n in names},
         queue_waits={n: 50 for n in names},

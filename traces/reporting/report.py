@@ -14,7 +14,7 @@ from xml.etree import ElementTree
 from dataclasses import asdict
 from typing import Any
 
-from traces.checking.check import KNOWN_DEFECT, REPLAY, CheckResult, TraceVerdict
+from traces.checking.check import KNOWN_DEFECT, KNOWN_DEFECT_DETAIL, REPLAY, CheckResult, TraceVerdict
 from traces.format.records import KINDS, RESPONSE_KIND
 from traces.checking.rules import RULES
 
@@ -70,7 +70,7 @@ LISTED_VIOLATIONS = 20
 def _shows_known_defect(finding: Mapping[str, Any]) -> bool:
     """A rule reported a known defect, or the replay found a claim the release itself breaks."""
     return finding["status"] == KNOWN_DEFECT or (
-        finding["rule"] == REPLAY and any(s["detail"].startswith("known defect of the release") for s in finding["sample"])
+        finding["rule"] == REPLAY and any(s["detail"].startswith(KNOWN_DEFECT_DETAIL) for s in finding["sample"])
     )
 
 
@@ -119,14 +119,15 @@ def _short(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _finding_line(f: Mapping[str, Any]) -> str:
+    """A rule's finding in one line: its first sample (seq and detail), else its note."""
+    sample = f["sample"][0] if f["sample"] else None
+    return _short(f"{f['rule']} at seq {sample['seq']}: {sample['detail']}" if sample else f"{f['rule']}: {f['note']}")
+
+
 def _first_finding(t: TraceVerdict) -> str:
     """The trace's first violation in one line: the replay's divergence if it has one, else the first rule's sample."""
-    for f in t.findings:
-        if f["status"] == "violation":
-            sample = f["sample"][0] if f["sample"] else None
-            where = f" at seq {sample['seq']}: {sample['detail']}" if sample else f": {f['note']}"
-            return _short(f"{f['rule']}{where}")
-    return "violation"
+    return next((_finding_line(f) for f in t.findings if f["status"] == "violation"), "violation")
 
 
 def _trace_table(t: TraceVerdict) -> list[str]:
@@ -157,9 +158,7 @@ def to_junit_xml(result: CheckResult) -> str:
         case = ElementTree.SubElement(suite, "testcase", classname=f"flowspec.{t.observation}", name=t.trace_id)
         for f in t.findings:
             if f["status"] == "violation":
-                sample = f["sample"][0] if f["sample"] else None
-                message = f"{f['rule']}: " + (f"seq {sample['seq']}: {sample['detail']}" if sample else f["note"])
-                failure = ElementTree.SubElement(case, "failure", message=_short(message), type=f["rule"])
+                failure = ElementTree.SubElement(case, "failure", message=_finding_line(f), type=f["rule"])
                 failure.text = "\n".join(f"seq {s['seq']}: {s['detail']}" + (f"\n  raw: {s['raw']}" if s.get("raw") else "") for s in f["sample"]) or f["note"]
         if t.verdict == "inconclusive":
             ElementTree.SubElement(case, "skipped", message=_short("; ".join(t.missing) or "no rule could judge it"))
