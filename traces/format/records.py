@@ -255,7 +255,7 @@ def config_from_json(profile_name: str, obj: Mapping[str, Any]) -> BrokerConfig:
     try:
         config.validate()
     except ValueError as e:
-        raise ConfigError(str(e)) from None
+        raise ConfigError(f"{where}: {e}") from None  # named like every other problem of the header
     return config
 
 
