@@ -197,7 +197,8 @@ def _chart(title: str, series: Mapping[str, Sequence[float]], x0: int, bin_ms: i
         colour = FIXED_COLOURS.get(name) or free[others.index(name) % len(free)]
         points = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(s))
         parts.append(f'<polyline fill="none" stroke="{colour}" points="{points}"/>')
-        parts.append(f'<text x="{w - pad + 2 - 120}" y="{28 + 12 * k}" font-size="10" fill="{colour}">{html.escape(name)}</text>')
+        # Right-aligned at the chart's edge, so that a long name (REQUEST_CODE_NOT_SUPPORTED) is not cut off.
+        parts.append(f'<text x="{w - 4}" y="{28 + 12 * k}" font-size="10" text-anchor="end" fill="{colour}">{html.escape(name)}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -226,7 +227,7 @@ def _trace_html(t: TraceVerdict) -> str:
             out.append(_chart("free pool buffers", {"free": s["free_buffers"]}, x0, b))
         out.append(_chart(f"answers by kind (per {b} ms)", s["answers"], x0, b))
         out.append(_topic_table(s["answers_by_topic"]))
-    out.append("<table><tr><th>rule</th><th>status</th><th>checked</th><th>violations</th><th>note</th></tr>")
+    out.append("<h3>rules</h3><table><tr><th>rule</th><th>status</th><th>checked</th><th>violations</th><th>note</th></tr>")
     for f in t.findings:
         note = f["note"] if f["rule"] != REPLAY or f["status"] == "inconclusive" else ""
         out.append(
