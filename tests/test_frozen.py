@@ -47,3 +47,17 @@ def test_refuses_unknown_fields_and_records_it_cannot_copy() -> None:
     for record in (Checked(1), Mutable(1)):
         with pytest.raises(TypeError, match="cannot copy|frozen"):
             replace(record, x=2)
+
+
+def test_a_record_keeps_its_hash_but_neither_a_copy_nor_a_pickle_carries_it() -> None:
+    import pickle
+
+    model = MODELS["pool"](profile("5.3.3"))
+    s = initial_state(model.config)
+    h = hash(s)
+    assert s.__dict__["_hash"] == h == hash(s)
+    later = replace(s, now=s.now + 1)
+    assert "_hash" not in later.__dict__ and hash(later) != h  # its fields differ, so must its hash
+    assert hash(replace(later, now=s.now)) == h and replace(later, now=s.now) == s
+    copied = pickle.loads(pickle.dumps(s))
+    assert "_hash" not in copied.__dict__ and copied == s and hash(copied) == h

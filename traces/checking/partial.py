@@ -53,7 +53,7 @@ from spec.actors import Action
 from spec.config import BrokerConfig
 from spec.environment import ClockAdvances
 from spec.fastfailure import FastFailureStartsRun
-from spec.machine import ActionNotEnabled, Environment, candidate_actions, enabled, step
+from spec.machine import RULES, Environment, candidate_actions
 from spec.remoting import RequestArrives
 from spec.state import BrokerState, FastFailurePhase, Response, initial_state
 from traces.checking.layout import Layout, Piece, Unit, read_unit
@@ -132,7 +132,9 @@ class PartialReplay:
         self.header = header
         self.config: BrokerConfig = header.config
         self.budgets = budgets
-        self.visible = LEVEL_KINDS[header.observation]
+        visible = LEVEL_KINDS[header.observation]
+        #: The guard and effect of each action kind the level leaves out.
+        self.hidden_rules = {cls: rule for cls, rule in RULES.items() if cls.__name__ not in visible}
         self.candidates: dict[BrokerState, _Node | None] = {initial_state(self.config): None}
         self.id_of: dict[int, int] = {}  # opaque -> the spec's request id (arrivals are always visible)
         self.opaque_of: dict[int, int] = {}
@@ -143,22 +145,32 @@ class PartialReplay:
 
     # -- the search ------------------------------------------------------------------------------
 
-    def _hidden(self, a: Action) -> bool:
-        return type(a).__name__ not in self.visible
-
-    def _step(self, s: BrokerState, a: Action) -> tuple[BrokerState, tuple[Response, ...]] | None:
+    def _count_step(self) -> None:
         self.steps += 1
         if self.steps > self.budgets.steps:
             raise _OutOfBudget(f"steps budget ({self.budgets.steps} spec steps) ran out")
-        try:
-            after, out = step(self.config, s, a)
-        except ActionNotEnabled:
+
+    def _step(self, s: BrokerState, a: Action) -> tuple[BrokerState, tuple[Response, ...]] | None:
+        """``a`` taken in ``s`` with what it wrote, or None if it is not enabled there."""
+        guard, effect = RULES[type(a)]
+        if not guard(self.config, s, a):
             return None
+        self._count_step()
+        after, out = effect(self.config, s, a)
         return after, out.responses
+
+    def _hidden_steps(self, s: BrokerState) -> Iterator[tuple[Action, BrokerState, tuple[Response, ...]]]:
+        """Each hidden step enabled in ``s``, with the state after it and what it wrote (each guard read once)."""
+        for a in candidate_actions(self.config, s, _HIDDEN_ENV):
+            rule = self.hidden_rules.get(type(a))
+            if rule is not None and rule[0](self.config, s, a):
+                self._count_step()
+                after, out = rule[1](self.config, s, a)
+                yield a, after, out.responses
 
     def _clock_guard_due(self, s: BrokerState) -> int | None:
         """When a hidden step could next become enabled by time alone: a due fast-failure run, if hidden."""
-        if s.fast_failure_phase is FastFailurePhase.IDLE and FastFailureStartsRun.__name__ not in self.visible:
+        if s.fast_failure_phase is FastFailurePhase.IDLE and FastFailureStartsRun in self.hidden_rules:
             return s.fast_failure_next_run
         return None
 
@@ -172,15 +184,9 @@ class PartialReplay:
             s = work.pop()
             node = seen[s]
             moved = False
-            for a in candidate_actions(self.config, s, _HIDDEN_ENV):
-                if not self._hidden(a) or not enabled(self.config, s, a):
-                    continue
+            for a, after, written in self._hidden_steps(s):
                 moved = True
-                taken = self._step(s, a)
-                if taken is None or taken[1]:  # a hidden step that writes must be a Response event
-                    continue
-                after, _ = taken
-                if after not in seen:
+                if not written and after not in seen:  # a hidden step that writes must be a Response event
                     seen[after] = _Node(node, a, after.now, ())
                     work.append(after)
             if s.now < ts:
@@ -196,16 +202,20 @@ class PartialReplay:
                 raise _OutOfBudget(f"candidates budget ({self.budgets.candidates} states) ran out while saturating")
         return {s: n for s, n in seen.items() if s.now == ts}
 
-    def _observed(self, s: BrokerState, record: Mapping[str, Any]) -> Iterator[Action]:
-        """The spec actions the event may be in state ``s``."""
+    def _explanations(self, s: BrokerState, record: Mapping[str, Any]) -> Iterator[tuple[Action, BrokerState, tuple[Response, ...]]]:
+        """The steps from ``s`` that the event may be, with what each wrote."""
         kind = record["kind"]
         if kind == RESPONSE_KIND:
-            yield from (a for a in candidate_actions(self.config, s, _HIDDEN_ENV) if self._hidden(a))
-        elif kind == RequestArrives.__name__ and record.get("io_thread") is None:  # black-box: any idle thread
-            for io in range(len(s.io_threads)):
-                yield RequestArrives(io, *_arrival(record))
+            yield from self._hidden_steps(s)
+            return
+        if kind == RequestArrives.__name__ and record.get("io_thread") is None:  # black-box: any idle thread
+            observed: Iterable[Action] = (RequestArrives(io, *_arrival(record)) for io in range(len(s.io_threads)))
         else:
-            yield action_from_record(record)
+            observed = (action_from_record(record),)
+        for a in observed:
+            taken = self._step(s, a)
+            if taken is not None:
+                yield a, *taken
 
     def feed(self, record: Mapping[str, Any]) -> PartialResult | None:
         """Explain one observed event (in seq order); a result once the trace is decided."""
@@ -220,11 +230,9 @@ class PartialReplay:
             expected = [(self.id_of.get(r.request_id), r.code, r.remark) for r in recorded]
             kept: dict[BrokerState, _Node | None] = {}
             for s, node in pool.items():
-                for a in self._observed(s, record):
-                    taken = self._step(s, a)
-                    if taken is None or not _same(taken[1], expected):
+                for a, after, written in self._explanations(s, record):
+                    if not _same(written, expected):
                         continue
-                    after, written = taken
                     if after not in kept:
                         kept[after] = _Node(node, a, ts, written)
                 if len(kept) > self.budgets.candidates:
