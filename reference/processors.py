@@ -50,10 +50,10 @@ class Processor:
         return False
 
     def process_request(self, command: RemotingCommand) -> state.Response | None:
-        """SUCCESS for a code the processor knows; AdminBrokerProcessor's ``default:`` branch answers an
+        """SUCCESS (its own result, which this reference does not compute) for a code the processor knows; AdminBrokerProcessor's ``default:`` branch answers an
         unknown code REQUEST_CODE_NOT_SUPPORTED from 4.9.1 and returns null (nothing is written) before."""
         if self.known_codes is None or command.code in self.known_codes:
-            return state.Response(command.opaque, ResponseCode.SUCCESS, None, ResponseKind.SUCCESS)
+            return state.Response(command.opaque, ResponseCode.SUCCESS, None, ResponseKind.PROCESSOR)
         if self.broker.profile.admin_answers_unknown_code:
             return state.Response(
                 command.opaque,

@@ -75,7 +75,8 @@ class ResponseKind(enum.Enum):
     TIMEOUT_CLEAN_QUEUE = "TIMEOUT_CLEAN_QUEUE"  # fast failure phase 2
     RATE_LIMIT = "RateLimit"  # per-topic limiter extension (source 004)
     EXCEPTION = "EXCEPTION"  # worker: a Throwable escaped processRequest
-    SUCCESS = "SUCCESS"  # worker: the processor completed normally
+    SUCCESS = "SUCCESS"  # worker: the put path appended the message (PUT_OK)
+    PROCESSOR = "PROCESSOR"  # worker: a processor off the put path answered with its own result
 
 
 # -- Remarks, verbatim ---------------------------------------------------------------------
@@ -111,6 +112,15 @@ def timeout_remark(period_ms: int, queue_size: int) -> str:
 def rate_limit_remark(resource: str, need_wait_micros: int) -> str:
     """Source 004's RateLimitHandler: ``"[RateLimit] for " + resource + " need wait:" + w + "microsecs"``."""
     return f"[RateLimit] for {resource} need wait:{need_wait_micros}microsecs"
+
+
+#: The tags that open the flow-control answers' remarks. Only the code paths the spec models write them.
+FLOW_CONTROL_TAGS = ("[REJECTREQUEST]", "[OVERLOAD]", "[PC_SYNCHRONIZED]", "[PCBUSY_CLEAN_QUEUE]", "[TIMEOUT_CLEAN_QUEUE]", "[RateLimit]")
+
+
+def is_flow_control_remark(remark: str | None) -> bool:
+    """Whether the remark is one of the flow-control answers' (it opens with one of their tags)."""
+    return remark is not None and remark.startswith(FLOW_CONTROL_TAGS)
 
 
 #: The two cleaning remarks, for parsers of recorded responses (a trace checker matches them in SQL too).

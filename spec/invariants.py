@@ -273,7 +273,7 @@ def answer_is_expected(config: BrokerConfig, r: Response) -> bool:
             )
         case ResponseKind.EXCEPTION:
             return r.code is ResponseCode.SYSTEM_ERROR
-        case ResponseKind.SUCCESS:
+        case ResponseKind.SUCCESS | ResponseKind.PROCESSOR:
             return r.code is ResponseCode.SUCCESS
 
 

@@ -9,8 +9,9 @@ claims' monitors observe (:mod:`spec.invariants`).
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 
-from spec.codes import RequestCode, ResponseCode, ResponseKind
+from spec.codes import RequestCode, ResponseCode, ResponseKind, is_flow_control_remark
 from spec.config import BrokerConfig
 from spec.frozen import record, replace
 from spec.limiter import TokenBucket
@@ -121,6 +122,27 @@ class Response:
     code: ResponseCode
     remark: str | None  # None where the broker's text is implementation-specific (an exception's description)
     kind: ResponseKind  # which code path wrote it (not on the wire: the remark's tag or the code tells it)
+
+
+def recorded_as(r: Response, code: int, remark: str | None) -> bool:
+    """Whether an answer seen on the wire (its code and remark) is the response ``r`` the spec wrote.
+
+    The code and the remark must be ``r``'s, except where the spec leaves them to the
+    implementation: a remark of None (an exception's text) matches any remark, and a processor's
+    own answer (kind PROCESSOR: a pull's PULL_NOT_FOUND, an admin command's result; the spec writes
+    SUCCESS in its place) matches any code and any remark but a flow-control one, which only the
+    code paths the spec models write.
+    """
+    if r.kind is ResponseKind.PROCESSOR:
+        return not is_flow_control_remark(remark)
+    return code == int(r.code) and (r.remark is None or r.remark == remark)
+
+
+def written_as(written: tuple[Response, ...], seen: Sequence[tuple[int | None, int, str | None]]) -> bool:
+    """Whether the responses a step wrote are the answers seen (request, code, remark), in order (:func:`recorded_as`)."""
+    return len(written) == len(seen) and all(
+        r.request_id == request and recorded_as(r, code, remark) for r, (request, code, remark) in zip(written, seen)
+    )
 
 
 @record

@@ -232,11 +232,14 @@ def worker_processes_request_enabled(config: BrokerConfig, s: BrokerState, a: Wo
 
 
 def worker_processes_request(config: BrokerConfig, s: BrokerState, a: WorkerProcessesRequest) -> Next:
-    """Effect: the processor answers SUCCESS; the default processor answers a code it does not know
+    """Effect: the processor answers with its own result; the default processor answers a code it does not know
     with REQUEST_CODE_NOT_SUPPORTED (4.9.1+) or returns null, so nothing is written (4.0.0–4.9.0).
 
     Source: B/processor/AdminBrokerProcessor.java (https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.8/broker/src/main/java/org/apache/rocketmq/broker/processor/AdminBrokerProcessor.java#L140-L1676) ``default:`` branch (getUnknownCmdResponse
-    from 4.9.1, commit 9a5ec9082f); other processors' results (Simplification: always SUCCESS).
+    from 4.9.1, commit 9a5ec9082f). Simplification: a processor's own result (a pull's PULL_NOT_FOUND,
+    an admin command's answer) is its business, not flow control's; the spec writes SUCCESS of kind
+    PROCESSOR in its place, and a recorded answer of any code matches it unless its remark is a
+    flow-control one (:func:`spec.state.recorded_as`).
     """
     found = _in_stage(s, a.executor, a.worker, WorkerStage.TAKEN)
     assert found is not None
@@ -245,7 +248,7 @@ def worker_processes_request(config: BrokerConfig, s: BrokerState, a: WorkerProc
     profile = config.profile
     response: Response | None
     if profile.has_processor_for(request.code) or request.code in profile.admin_codes:
-        response = Response(request.id, ResponseCode.SUCCESS, None, ResponseKind.SUCCESS)
+        response = Response(request.id, ResponseCode.SUCCESS, None, ResponseKind.PROCESSOR)
     elif profile.admin_answers_unknown_code:
         response = Response(
             request.id,

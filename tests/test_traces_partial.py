@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from spec.codes import OVERLOAD_REMARK
 from spec.invariants import known_defects
 from traces.checking.partial import Budgets, PartialResult, replay_partial, witness_records
 from traces.checking.replay import replay_records
@@ -79,11 +81,38 @@ def test_a_small_black_box_trace_is_conformant_with_a_witness(tmp_path: Path) ->
     _witness_follows_the_spec(projected, result)
 
 
-def _other_code(code: int) -> int:
-    """An answer no code path writes in place of ``code``: SYSTEM_BUSY (2) with another path's remark,
-    or SUCCESS to a request the trace shows refused. (SYSTEM_ERROR would not do: an exception inside
-    the put lock, which the search allows, answers it to any send.)"""
-    return 2 if code != 2 else 0
+def _with_opaques(records: list[dict[str, Any]], opaque: Callable[[int], int]) -> list[dict[str, Any]]:
+    """The trace with every request renamed ``opaque(id)``, in arrivals and answers alike."""
+
+    def renamed(e: dict[str, Any]) -> dict[str, Any]:
+        e = {**e, "responses": [{**r, "request_id": opaque(r["request_id"])} for r in e.get("responses") or ()]}
+        return {**e, "request_id": opaque(e["request_id"])} if e["kind"] == "RequestArrives" else e
+
+    return [records[0], *map(renamed, records[1:])]
+
+
+@pytest.mark.parametrize("level", [Observation.QUEUES, Observation.BLACK_BOX])
+def test_a_trace_with_its_own_opaques_is_explained_and_its_witness_keeps_them(tmp_path: Path, level: Observation) -> None:
+    """Opaques that are not 1, 2, 3: large, out of order, far apart, as a real client numbers them."""
+    events = 300 if level is Observation.QUEUES else 6
+    records = _with_opaques(_recorded(tmp_path, "steady", "5.3.3", events), lambda i: 2_000_000_000 - 7919 * i * i)
+    projected, result = _search(records, level)
+    assert result.verdict == "conformant", result.detail
+    witness = list(witness_records(header_from_record(projected[0]), result))
+    shown = {e["request_id"] for e in projected if e["kind"] == "RequestArrives"}
+    assert shown == {e["request_id"] for e in witness if e["kind"] == "RequestArrives"}
+    assert {r["request_id"] for e in witness for r in e.get("responses") or ()} <= shown
+    _witness_follows_the_spec(projected, result)
+
+
+def _other_answer(response: dict[str, Any]) -> dict[str, Any]:
+    """An answer no code path writes in place of ``response``: SYSTEM_BUSY (2) with another path's
+    remark, or [OVERLOAD] for an answer with none (a processor's own answer may have any code, but
+    never a flow-control remark), or SUCCESS to a request the trace shows refused. (SYSTEM_ERROR
+    would not do: an exception inside the put lock, which the search allows, answers it to any send.)"""
+    if response["code"] == 2:
+        return {**response, "code": 0}
+    return {**response, "code": 2, "remark": response["remark"] if response["remark"] is not None else OVERLOAD_REMARK}
 
 
 def _first_answered(projected: list[dict[str, Any]]) -> int:
@@ -94,7 +123,7 @@ def test_an_answer_no_run_writes_is_a_violation_that_names_the_event(tmp_path: P
     projected = list(project(_recorded(tmp_path, "full-send-queue", "5.3.3", 300), Observation.QUEUES))
     i = _first_answered(projected)
     response = projected[i]["responses"][0]
-    projected[i] = {**projected[i], "responses": [{**response, "code": _other_code(response["code"])}]}
+    projected[i] = {**projected[i], "responses": [_other_answer(response)]}
     result = replay_partial(header_from_record(projected[0]), projected[1:], BUDGETS)
     assert result.verdict == "violation"
     assert f"seq {projected[i]['seq']} " in result.detail and "no run of the spec explains it" in result.detail
@@ -128,7 +157,7 @@ def test_random_recordings_projected_are_explained_and_a_changed_answer_never_is
         return
     i = answered[mutate % len(answered)]
     response = projected[i]["responses"][0]
-    projected[i] = {**projected[i], "responses": [{**response, "code": _other_code(response["code"])}]}
+    projected[i] = {**projected[i], "responses": [_other_answer(response)]}
     mutated = replay_partial(header_from_record(projected[0]), projected[1:], BUDGETS)
     assert mutated.verdict in ("violation", "inconclusive"), mutated
 

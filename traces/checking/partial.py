@@ -55,7 +55,7 @@ from spec.environment import ClockAdvances
 from spec.fastfailure import FastFailureStartsRun
 from spec.machine import RULES, Environment, candidate_actions
 from spec.remoting import RequestArrives
-from spec.state import BrokerState, FastFailurePhase, Response, initial_state
+from spec.state import BrokerState, FastFailurePhase, Response, initial_state, written_as
 from traces.checking.layout import Layout, Piece, Unit, read_unit
 from traces.checking.replay import Divergence, ReplayResult
 from traces.checking.segments import result_from_json, result_json
@@ -101,7 +101,7 @@ class _Node:
     previous: _Node | None
     action: Action
     ts: int
-    responses: tuple[Response, ...]
+    responses: tuple[RecordedResponse, ...]  # as the trace recorded them (a processor's own answer is its code, not the spec's stand-in)
 
 
 @dataclass(frozen=True)
@@ -231,10 +231,10 @@ class PartialReplay:
             kept: dict[BrokerState, _Node | None] = {}
             for s, node in pool.items():
                 for a, after, written in self._explanations(s, record):
-                    if not _same(written, expected):
+                    if not written_as(written, expected):
                         continue
                     if after not in kept:
-                        kept[after] = _Node(node, a, ts, written)
+                        kept[after] = _Node(node, a, ts, tuple(recorded))
                 if len(kept) > self.budgets.candidates:
                     raise _OutOfBudget(f"candidates budget ({self.budgets.candidates} states) ran out")
         except _OutOfBudget as e:
@@ -267,8 +267,7 @@ class PartialReplay:
             node = next(iter(self.candidates.values()))
             path: list[tuple[Action, int, tuple[RecordedResponse, ...]]] = []
             while node is not None:
-                wire = tuple(RecordedResponse(self.opaque_of[r.request_id], int(r.code), r.remark) for r in node.responses)
-                path.append((node.action, node.ts, wire))
+                path.append((node.action, node.ts, node.responses))
                 node = node.previous
             witness = tuple(reversed(path))
         return PartialResult(
@@ -300,16 +299,6 @@ def _arrival(record: Mapping[str, Any]) -> tuple[Any, ...]:
     a = action_from_record({**record, "io_thread": 0})
     assert isinstance(a, RequestArrives)
     return a.code, a.topic, a.oneway
-
-
-def _same(written: tuple[Response, ...], expected: Sequence[tuple[int | None, int, str | None]]) -> bool:
-    """The responses a step wrote are the ones recorded (a spec remark of None, an exception's text, matches any)."""
-    if len(written) != len(expected):
-        return False
-    return all(
-        r.request_id == i and int(r.code) == code and (r.remark is None or r.remark == remark)
-        for r, (i, code, remark) in zip(written, expected)
-    )
 
 
 def _summary(s: BrokerState) -> str:

@@ -28,7 +28,7 @@ from spec.codes import ResponseCode
 from spec.config import BrokerConfig
 from spec.invariants import MONITORS, STATE_CLAIMS, broken_state_claims, known_defects
 from spec.machine import ActionNotEnabled, step
-from spec.state import NO_OUTPUTS, BrokerState, Outputs, Response, initial_state
+from spec.state import NO_OUTPUTS, BrokerState, Outputs, Response, initial_state, written_as
 from properties.steptable import changed_fields
 from traces.checking.explain import not_enabled, with_opaques
 from traces.checking.exits import CheckerFailure
@@ -171,7 +171,7 @@ class Replayer:
         if ts != after.now:
             return self._divergence(seq, "clock differs", f"ts = {after.now}", f"ts = {ts}", "")
         written = out.responses
-        if (written or responses) and not _same_responses(written, observed := self._recorded(responses)):
+        if (written or responses) and not written_as(written, observed := self._recorded(responses)):
             return self._divergence(
                 seq,
                 "responses differ",
@@ -260,18 +260,6 @@ def _code_name(code: int) -> str:
         return ResponseCode(code).name
     except ValueError:
         return str(code)
-
-
-def _same_responses(written: tuple[Response, ...], observed: list[tuple[int | None, int, str | None]]) -> bool:
-    """Same requests, codes and remarks, in order; a spec remark of None (an exception's text) matches any."""
-    if len(written) != len(observed):
-        return False
-    for r, (rid, code, remark) in zip(written, observed):
-        if rid != r.request_id or code != int(r.code):
-            return False
-        if r.remark is not None and remark != r.remark:
-            return False
-    return True
 
 
 def not_replayable(header: TraceHeader, note: str = "") -> ReplayResult:

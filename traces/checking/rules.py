@@ -25,6 +25,7 @@ from spec.codes import (
     PC_SYNCHRONIZED_REMARK,
     PUT_CODES,
     REJECT_REQUEST_REMARK,
+    is_flow_control_remark,
     parse_clean_queue_remark,
     parse_rate_limit_remark,
     RequestCode,
@@ -228,7 +229,9 @@ def expected_answer_ok(code: int, remark: str | None, facts: Mapping[str, Any]) 
         return code == int(ResponseCode.REQUEST_CODE_NOT_SUPPORTED)
     if remark is not None and remark == facts["sendback_remark"]:
         return bool(code == facts["sendback_code"])
-    return code in (int(ResponseCode.SUCCESS), int(ResponseCode.SYSTEM_ERROR), int(ResponseCode.REQUEST_CODE_NOT_SUPPORTED))
+    # A flow-control tag on any other text is no answer of the profile; any untagged answer may be a
+    # processor's own result, whose code is its business (spec.state.recorded_as).
+    return not is_flow_control_remark(remark)
 
 
 
