@@ -206,3 +206,23 @@ def test_each_broken_example_projected_to_queues_is_a_violation_exactly_where_it
     assert result.verdict == QUEUES_VERDICTS[rule], result.detail
     if result.verdict == "conformant":
         _witness_follows_the_spec(projected, result)
+
+
+def test_the_hidden_candidates_made_once_per_shape_are_those_of_every_state(tmp_path: Path) -> None:
+    """The search lists a state's hidden actions once per shape (threads and queues); every state it
+    meets must have exactly those (spec.machine.candidate_actions, filtered), or it would miss runs."""
+    from spec.machine import candidate_actions
+    from traces.checking.partial import _HIDDEN_ENV, PartialReplay
+
+    class Checked(PartialReplay):
+        def _hidden_candidates(self, s: Any) -> Any:
+            listed = super()._hidden_candidates(s)
+            fresh = [a for a in candidate_actions(self.config, s, _HIDDEN_ENV) if type(a) in self.hidden_rules]
+            assert [a for a, _, _ in listed] == fresh
+            return listed
+
+    for workload in ("pool-exhaustion", "every-code"):
+        projected = list(project(_recorded(tmp_path, workload, "4.9.8", 150), Observation.QUEUES))
+        search = Checked(header_from_record(projected[0]), BUDGETS)
+        assert all(search.feed(e) is None for e in projected[1:])
+        assert len(search.hidden_by_shape) >= 1

@@ -53,7 +53,7 @@ from spec.actors import Action
 from spec.config import BrokerConfig
 from spec.environment import ClockAdvances
 from spec.fastfailure import FastFailureStartsRun
-from spec.machine import RULES, Environment, candidate_actions
+from spec.machine import RULES, Effect, Environment, Guard, candidate_actions
 from spec.remoting import RequestArrives
 from spec.state import BrokerState, FastFailurePhase, Response, initial_state, written_as
 from traces.checking.layout import Layout, Piece, Unit, read_unit
@@ -135,6 +135,7 @@ class PartialReplay:
         visible = LEVEL_KINDS[header.observation]
         #: The guard and effect of each action kind the level leaves out.
         self.hidden_rules = {cls: rule for cls, rule in RULES.items() if cls.__name__ not in visible}
+        self.hidden_by_shape: dict[object, list[tuple[Action, Guard, Effect]]] = {}
         self.candidates: dict[BrokerState, _Node | None] = {initial_state(self.config): None}
         self.id_of: dict[int, int] = {}  # opaque -> the spec's request id (arrivals are always visible)
         self.opaque_of: dict[int, int] = {}
@@ -159,13 +160,24 @@ class PartialReplay:
         after, out = effect(self.config, s, a)
         return after, out.responses
 
+    def _hidden_candidates(self, s: BrokerState) -> list[tuple[Action, Guard, Effect]]:
+        """The hidden actions of ``s``'s threads, with their rules. Under :data:`_HIDDEN_ENV` (no
+        arrivals, no clock, no foreign task) the candidates depend only on which threads and queues
+        there are, so the list is made once per such shape."""
+        shape = (len(s.io_threads), tuple((e.name, len(e.workers)) for e in s.executors), tuple(q for q, _ in s.queue_waits))
+        found = self.hidden_by_shape.get(shape)
+        if found is None:
+            found = self.hidden_by_shape[shape] = [
+                (a, *self.hidden_rules[type(a)]) for a in candidate_actions(self.config, s, _HIDDEN_ENV) if type(a) in self.hidden_rules
+            ]
+        return found
+
     def _hidden_steps(self, s: BrokerState) -> Iterator[tuple[Action, BrokerState, tuple[Response, ...]]]:
         """Each hidden step enabled in ``s``, with the state after it and what it wrote (each guard read once)."""
-        for a in candidate_actions(self.config, s, _HIDDEN_ENV):
-            rule = self.hidden_rules.get(type(a))
-            if rule is not None and rule[0](self.config, s, a):
+        for a, guard, effect in self._hidden_candidates(s):
+            if guard(self.config, s, a):
                 self._count_step()
-                after, out = rule[1](self.config, s, a)
+                after, out = effect(self.config, s, a)
                 yield a, after, out.responses
 
     def _clock_guard_due(self, s: BrokerState) -> int | None:
