@@ -226,3 +226,24 @@ def test_the_hidden_candidates_made_once_per_shape_are_those_of_every_state(tmp_
         search = Checked(header_from_record(projected[0]), BUDGETS)
         assert all(search.feed(e) is None for e in projected[1:])
         assert len(search.hidden_by_shape) >= 1
+
+
+def test_a_violation_says_which_guard_failed_what_it_read_and_what_was_allowed_by_the_traces_opaques() -> None:
+    records = _with_opaques([r for _, r in raw_records(EXAMPLES / "broken-no_queue_over_capacity.jsonl")], lambda i: 9000 + i)
+    _, result = _search(records, Observation.QUEUES)
+    assert result.verdict == "violation"
+    detail = result.detail
+    assert "DispatchQueuesTask(io_thread=0), whose guard does not hold: all core threads exist and the queue has room" in detail
+    assert "it read io_threads=" in detail and "executors=" in detail
+    assert "one of the steps the spec allows here: DispatchRejectsOverload(io_thread=0)" in detail
+    assert "#9014" in detail and "#14" not in detail.replace("#9014", "")  # requests by the trace's opaques
+
+
+def test_an_unexplained_answer_names_what_the_hidden_steps_would_write() -> None:
+    records = [r for _, r in raw_records(EXAMPLES / "conformant-slow-disk.jsonl")]
+    projected = list(project(records, Observation.QUEUES))
+    i = next(i for i, e in enumerate(projected) if e["kind"] == RESPONSE_KIND)
+    projected[i] = {**projected[i], "responses": [_other_answer(projected[i]["responses"][0])]}
+    result = replay_partial(header_from_record(projected[0]), projected[1:i + 1], BUDGETS)
+    assert result.verdict == "violation"
+    assert "WorkerAppendsAndUnlocks(executor=SEND, worker=" in result.detail and ": code 0 None" in result.detail

@@ -56,6 +56,8 @@ from spec.fastfailure import FastFailureStartsRun
 from spec.machine import RULES, Effect, Environment, Guard, candidate_actions
 from spec.remoting import RequestArrives
 from spec.state import BrokerState, FastFailurePhase, Response, initial_state, written_as
+from properties.steptable import describe_action
+from traces.checking.explain import not_enabled
 from traces.checking.layout import Layout, Piece, Unit, read_unit
 from traces.checking.replay import Divergence, ReplayResult
 from traces.checking.segments import result_from_json, result_json
@@ -214,17 +216,19 @@ class PartialReplay:
                 raise _OutOfBudget(f"candidates budget ({self.budgets.candidates} states) ran out while saturating")
         return {s: n for s, n in seen.items() if s.now == ts}
 
+    def _observed_actions(self, s: BrokerState, record: Mapping[str, Any]) -> Iterable[Action]:
+        """The actions an observed event (not a Response) may be in ``s``."""
+        if record["kind"] == RequestArrives.__name__ and record.get("io_thread") is None:  # black-box: any idle thread
+            return [RequestArrives(io, *_arrival(record)) for io in range(len(s.io_threads))]
+        return [action_from_record(record)]
+
     def _explanations(self, s: BrokerState, record: Mapping[str, Any]) -> Iterator[tuple[Action, BrokerState, tuple[Response, ...]]]:
         """The steps from ``s`` that the event may be, with what each wrote."""
         kind = record["kind"]
         if kind == RESPONSE_KIND:
             yield from self._hidden_steps(s)
             return
-        if kind == RequestArrives.__name__ and record.get("io_thread") is None:  # black-box: any idle thread
-            observed: Iterable[Action] = (RequestArrives(io, *_arrival(record)) for io in range(len(s.io_threads)))
-        else:
-            observed = (action_from_record(record),)
-        for a in observed:
+        for a in self._observed_actions(s, record):
             taken = self._step(s, a)
             if taken is not None:
                 yield a, *taken
@@ -297,14 +301,37 @@ class PartialReplay:
     def _explain(
         self, record: Mapping[str, Any], pool: Mapping[BrokerState, object], recorded: Sequence[RecordedResponse]
     ) -> str:
-        """What the event needed, and what the candidates held (the fields a dispatch or put reads)."""
-        shown = [_summary(s) for s in list(pool)[:3]]
+        """What the event needed, and why each of the first candidates could not give it: the guard
+        that failed with the fields it read, or the answers the step would have written instead."""
         needs = "a hidden step writing " if record["kind"] == RESPONSE_KIND else f"{record['kind']} writing "
         answer = "; ".join(f"opaque {r.request_id}: code {r.code} {r.remark!r}" for r in recorded) or "nothing"
+        shown = [f"candidate {i} ({_summary(s, self.opaque_of)}): {self._why_not(s, record)}" for i, s in enumerate(list(pool)[:3], 1)]
         return (
             f"seq {record['seq']} ts {record['ts']}: no run of the spec explains it: it needs {needs}{answer}. "
-            f"{len(pool)} candidate state(s) at ts {record['ts']}" + ("; e.g. " + " | ".join(shown) if shown else "")
+            f"{len(pool)} candidate state(s) at ts {record['ts']}" + ("; " + " | ".join(shown) if shown else "")
         )
+
+    def _why_not(self, s: BrokerState, record: Mapping[str, Any]) -> str:
+        """Why the event is no step from ``s``, by the trace's opaques (outside the budgets: the search is over)."""
+        if record["kind"] == RESPONSE_KIND:
+            writers = [
+                f"{describe_action(a)} writes {self._answers(written)}"
+                for a, guard, effect in self._hidden_candidates(s)
+                if guard(self.config, s, a) and (written := effect(self.config, s, a)[1].responses)
+            ]
+            return "; ".join(writers) if writers else "no hidden step here writes a response"
+        reasons = []
+        for a in self._observed_actions(s, record):
+            guard, effect = RULES[type(a)]
+            if guard(self.config, s, a):
+                reasons.append(f"{describe_action(a)} writes {self._answers(effect(self.config, s, a)[1].responses)}")
+            else:
+                expected, observed, fields = not_enabled(self.config, s, a, self.opaque_of)
+                reasons.append(f"{observed} (it read {fields or 'no state field'}); {expected}")
+        return "; ".join(reasons)
+
+    def _answers(self, written: Sequence[Response]) -> str:
+        return ", ".join(f"opaque {self.opaque_of.get(r.request_id, '?')}: code {int(r.code)} {r.remark!r}" for r in written) or "nothing"
 
 
 def _arrival(record: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -313,9 +340,11 @@ def _arrival(record: Mapping[str, Any]) -> tuple[Any, ...]:
     return a.code, a.topic, a.oneway
 
 
-def _summary(s: BrokerState) -> str:
+def _summary(s: BrokerState, opaque_of: Mapping[int, int]) -> str:
+    """The fields a dispatch or a put reads, with each queue's head by the trace's opaque."""
     heads = ", ".join(
-        f"{e.name.value} queue {len(e.queue)}" + (f" head {q.request.id}" if (q := e.queue[0] if e.queue else None) is not None and hasattr(q, "request") else "")
+        f"{e.name.value} queue {len(e.queue)}"
+        + (f" head #{opaque_of.get(q.request.id, '?')}" if (q := e.queue[0] if e.queue else None) is not None and hasattr(q, "request") else "")
         for e in s.executors
     )
     return f"now={s.now} lock={s.lock.holder} begin={s.lock.begin_time_in_lock} pool={len(s.available_buffers)} {heads}"
