@@ -1,8 +1,13 @@
 """The outputs of ``flowspec check``: a console table, a JSON document and an HTML page.
 
-The HTML page is self-contained (inline SVG drawn here, no scripts, no network): per trace,
-queue depth per queue, lock hold time against the busy threshold, free pool buffers and
-responses by code over time, then every violation with its sample of raw records.
+The HTML page is self-contained (inline SVG drawn here, one small inline script that sorts the
+summary table, nothing loaded from the network). It opens with the totals, the rules and a
+table of every trace (verdict, events, answers by kind, first finding), then a section for each
+trace that matters: queue depth per queue, lock hold time against the busy threshold, free pool
+buffers and answers by kind over time, answers per topic, then every violation with its sample
+of raw records. A trace matters when it is not conformant or shows a known defect of its release;
+with few traces (``REPORT_SECTIONS``) every trace has its section, so that a report of thousands of
+conformant traces stays a table.
 """
 
 from __future__ import annotations
@@ -65,6 +70,8 @@ def to_json(result: CheckResult) -> dict[str, Any]:
 DETAIL_TRACES = 3
 #: The console lists at most this many violating traces, each with its first finding.
 LISTED_VIOLATIONS = 20
+#: Up to this many traces, the HTML report has a section for every trace, not only those that matter.
+REPORT_SECTIONS = 20
 
 
 def _shows_known_defect(finding: Mapping[str, Any]) -> bool:
@@ -244,11 +251,53 @@ def _trace_html(t: TraceVerdict) -> str:
     return "\n".join(out)
 
 
+def _matters(t: TraceVerdict) -> bool:
+    """Whether a trace gets its own section in a report of many: not conformant, or a known defect shows."""
+    return t.verdict != "conformant" or any(f["status"] == KNOWN_DEFECT for f in t.findings)
+
+
+def _answer_totals(t: TraceVerdict) -> str:
+    """The trace's answers by kind, most first (``SUCCESS 310, [OVERLOAD] 12``)."""
+    totals = Counter({kind: int(sum(counts)) for kind, counts in t.series.get("answers", {}).items()})
+    return ", ".join(f"{kind} {n}" for kind, n in totals.most_common() if n)
+
+
+def _summary_table(result: CheckResult, detailed: set[str]) -> str:
+    """One row per trace, sortable by any column (click its heading); a trace with a section is linked."""
+    rows = ['<table id="traces"><tr><th>trace</th><th>verdict</th><th>observation</th><th>events</th><th>answers by kind</th><th>first finding</th></tr>']
+    for t in result.traces:
+        name = html.escape(t.trace_id)
+        cell = f'<a href="#{name}">{name}</a>' if t.trace_id in detailed else name
+        first = _first_finding(t) if t.verdict == "violation" else (_short(t.missing[0]) if t.verdict == "inconclusive" and t.missing else "")
+        known = next((f for f in t.findings if f["status"] == KNOWN_DEFECT), None)
+        if not first and known is not None:
+            first = f"known defect of the release: {_finding_line(known)}"
+        rows.append(
+            f'<tr class="{t.verdict}"><td>{cell}</td><td>{t.verdict}</td><td>{t.observation}</td>'
+            f'<td data-sort="{t.events}">{t.events}</td><td>{html.escape(_answer_totals(t))}</td><td>{html.escape(first)}</td></tr>'
+        )
+    return "".join(rows) + "</table>"
+
+
+#: Sorts the summary table by the clicked column (numbers by value), again to reverse.
+_SORT_SCRIPT = """
+document.querySelectorAll('#traces th').forEach((th, col) => th.onclick = () => {
+  const table = th.closest('table'), rows = [...table.rows].slice(1);
+  const key = r => { const c = r.cells[col]; const v = c.dataset.sort ?? c.textContent; return isNaN(v) ? v : Number(v); };
+  const up = table.dataset.col == col && table.dataset.dir != 'up';
+  rows.sort((a, b) => (key(a) > key(b) ? 1 : key(a) < key(b) ? -1 : 0) * (up ? 1 : -1));
+  table.dataset.col = col; table.dataset.dir = up ? 'up' : 'down';
+  rows.forEach(r => table.tBodies[0].appendChild(r));
+});
+"""
+
+
 def to_html(result: CheckResult) -> str:
     """The report page."""
     data = to_json(result)
     tot = data["totals"]
     cov = data["coverage"]
+    detailed = result.traces if len(result.traces) <= REPORT_SECTIONS else [t for t in result.traces if _matters(t)]
     body = [
         "<h1>flowspec check</h1>",
         f"<p>{tot['traces']} traces, {tot['events']} events: {tot['conformant']} conformant, {tot['violation']} violation, {tot['inconclusive']} inconclusive.</p>",
@@ -259,11 +308,15 @@ def to_html(result: CheckResult) -> str:
         ),
         "</table>",
         f"<p>Actions never seen: {html.escape(', '.join(cov['actions_missing']) or 'none')}</p>",
-        *(_trace_html(t) for t in result.traces),
+        "<h2>Traces</h2>",
+        _summary_table(result, {t.trace_id for t in detailed}),
+        *([f"<p>{len(result.traces) - len(detailed)} conformant traces are in the table only.</p>"] if len(detailed) < len(result.traces) else []),
+        *(_trace_html(t) for t in detailed),
     ]
     style = (
         "body{font-family:sans-serif;max-width:1200px;margin:auto} table{border-collapse:collapse}"
         "td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px} tr.violation{background:#fdd}"
         "tr.inconclusive{background:#ffd} pre{white-space:pre-wrap;font-size:12px} svg{margin:4px;border:1px solid #eee}"
+        "#traces th{cursor:pointer}"
     )
-    return f"<!doctype html><html><head><meta charset='utf-8'><title>flowspec check</title><style>{style}</style></head><body>{''.join(body)}</body></html>"
+    return f"<!doctype html><html><head><meta charset='utf-8'><title>flowspec check</title><style>{style}</style></head><body>{''.join(body)}<script>{_SORT_SCRIPT}</script></body></html>"
