@@ -53,3 +53,12 @@ def spark() -> Iterator[SparkSession]:
         yield session
     finally:
         session.stop()
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """moto's S3 server on 127.0.0.1 for the whole run (tests/servers.py); its endpoint URL."""
+    from servers import s3_server
+
+    with s3_server(tmp_path_factory.mktemp("s3")) as endpoint:
+        yield endpoint
