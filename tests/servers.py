@@ -29,6 +29,22 @@ S3_ENVIRONMENT = {
 }
 
 
+#: Seconds a ``flowspec`` command may take.
+CLI_TIMEOUT = 180
+
+
+def flowspec(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The ``flowspec`` command in a process of its own: a check there gets its own Spark session
+    (the tests' session is local[2]) and its own environment (a JVM keeps the one it started with)."""
+    command = [sys.executable, "-c", "import sys; from traces.cli import main; sys.exit(main())", *args]
+    return subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=CLI_TIMEOUT, check=False)
+
+
+def s3_env(endpoint: str) -> dict[str, str]:
+    """This environment with moto's credentials and ``endpoint``."""
+    return {**os.environ, **S3_ENVIRONMENT, "AWS_ENDPOINT_URL": endpoint}
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -6,17 +6,13 @@ naming the file (and the task's node), never a traceback."""
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pyarrow.fs as pafs
 import pytest
 
-from servers import S3_ENVIRONMENT
+from servers import flowspec, s3_env
 from traces.cli import main
 from traces.format.storage import joined, location, trace_files
 from traces.recording.examples import EXAMPLES
@@ -26,25 +22,6 @@ if TYPE_CHECKING:
 
 #: Each recording: (workload, events, traces, where in the bucket): a Parquet dataset and a JSON Lines file.
 RECORDINGS = [("retry-storm", 300, 2, "storm"), ("slow-disk", 200, 1, "one/slow-disk.jsonl")]
-CLI_TIMEOUT = 180
-
-
-def flowspec(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """The ``flowspec`` command in a process of its own (so a check gets its own Spark session and environment)."""
-    command = [sys.executable, "-c", "import sys; from traces.cli import main; sys.exit(main())", *args]
-    return subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=CLI_TIMEOUT, check=False)
-
-
-def s3_env(endpoint: str) -> dict[str, str]:
-    return {**os.environ, **S3_ENVIRONMENT, "AWS_ENDPOINT_URL": endpoint}
-
-
-@pytest.fixture(scope="module")
-def bucket(s3_endpoint: str) -> str:
-    """A new bucket on the S3 server."""
-    fs, name = pafs.FileSystem.from_uri(f"s3://traces-{os.getpid()}?endpoint_override={s3_endpoint}&allow_bucket_creation=true")
-    fs.create_dir(name)
-    return f"s3://{name}"
 
 
 def test_locations_are_absolute_paths_or_uris_whose_query_every_file_keeps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -65,12 +42,12 @@ def test_locations_are_absolute_paths_or_uris_whose_query_every_file_keeps(tmp_p
 def test_traces_recorded_to_s3_are_judged_as_the_same_traces_on_local_disk(
     spark: SparkSession, bucket: str, s3_endpoint: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    env = s3_env(s3_endpoint)
+    env, remote_dir = s3_env(s3_endpoint), f"{bucket}/recorded"
     for workload, events, traces, name in RECORDINGS:
-        for out in (f"{bucket}/{name}", str(tmp_path / name)):
+        for out in (f"{remote_dir}/{name}", str(tmp_path / name)):
             recorded = flowspec(["record", "--workload", workload, "--events", str(events), "--traces", str(traces), "--out", out], env, tmp_path)
             assert recorded.returncode == 0, recorded.stderr
-    remote = flowspec(["check", f"{bucket}/", "--json"], env, tmp_path)
+    remote = flowspec(["check", remote_dir, "--json"], env, tmp_path)
     assert main(["check", str(tmp_path), "--json"]) == remote.returncode == 0, remote.stderr[-3000:]
     local = json.loads(capsys.readouterr().out)
     assert json.loads(remote.stdout) == local
