@@ -1,4 +1,4 @@
-"""Reading and validating traces: JSON Lines or Parquet; files, directories or globs.
+"""Reading and validating traces: JSON Lines or Parquet; files, directories, globs or URIs (:mod:`traces.format.storage`).
 
 Validation streams: one record at a time (JSON Lines) or one batch at a time (Parquet, checked
 with Arrow compute and numpy, and row by row only when a batch is not clean), with per-trace
