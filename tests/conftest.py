@@ -53,3 +53,22 @@ def spark() -> Iterator[SparkSession]:
         yield session
     finally:
         session.stop()
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """moto's S3 server on 127.0.0.1 for the whole run (tests/servers.py); its endpoint URL."""
+    from servers import s3_server
+
+    with s3_server(tmp_path_factory.mktemp("s3")) as endpoint:
+        yield endpoint
+
+
+@pytest.fixture(scope="session")
+def bucket(s3_endpoint: str) -> str:
+    """A bucket on the S3 server, as an s3:// URI."""
+    import pyarrow.fs as pafs
+
+    fs, name = pafs.FileSystem.from_uri(f"s3://traces-{os.getpid()}?endpoint_override={s3_endpoint}&allow_bucket_creation=true")
+    fs.create_dir(name)
+    return f"s3://{name}"

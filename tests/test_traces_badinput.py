@@ -169,8 +169,8 @@ def test_a_queues_trace_records_as_response_events_only_the_put_paths_answers(go
     )
 
 
-def test_a_file_uri_is_read_and_another_scheme_is_refused_by_name() -> None:
+def test_a_file_uri_is_read_and_a_scheme_no_file_system_knows_is_refused_by_name() -> None:
     from traces.recording.examples import EXAMPLES
 
     assert len(validate([f"file://{EXAMPLES / 'conformant-5.3.3.jsonl'}"]).traces) == 1
-    assert "s3://bucket/traces: only local paths and file:// URIs can be read so far" in _refused(["s3://bucket/traces"])
+    assert "nosuch://bucket/traces: cannot be opened: Unrecognized filesystem type in URI" in _refused(["nosuch://bucket/traces"])

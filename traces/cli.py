@@ -15,13 +15,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from properties import explore_command
 from spec.releases import DEFAULT_PROFILE, RELEASES
-from traces.checking.exits import EXIT_CHECKER_FAILED, EXIT_INVALID, checker_failure_message
+from traces.checking.exits import EXIT_CHECKER_FAILED, EXIT_INVALID, checker_failure_message, unreadable_input
 from traces.checking.partial import Budgets
 from traces.format.project import project
 from traces.format.read import TraceInputError, Validator, read_records, validate
 from traces.format.records import Observation
+from traces.format.storage import first_line
 from traces.format.write import TraceWriter
 from traces.recording.record import IMPLEMENTATIONS, WORKLOADS, record_workload
 
@@ -29,7 +32,7 @@ from traces.recording.record import IMPLEMENTATIONS, WORKLOADS, record_workload
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``check`` and ``record`` to the ``flowspec`` command line."""
     check = subparsers.add_parser("check", help="validate traces against the spec and its rules (Spark)")
-    check.add_argument("paths", nargs="+", metavar="PATH", help="JSON Lines / Parquet files, directories or globs")
+    check.add_argument("paths", nargs="+", metavar="PATH", help="JSON Lines / Parquet files, directories or globs; or URIs (s3://bucket/prefix, hdfs://…)")
     check.add_argument("--profile", choices=RELEASES, help="require every trace to claim this profile")
     check.add_argument("--master", default="local[2]", help="Spark master URL (default local[2])")
     check.add_argument("--report", type=Path, help="write an HTML report here")
@@ -46,14 +49,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     proj = subparsers.add_parser("project", help="write traces as a lower observation level would have recorded them")
     proj.add_argument("paths", nargs="+", metavar="PATH", help="JSON Lines / Parquet files, directories or globs")
     proj.add_argument("--level", required=True, choices=[o.value for o in Observation if o is not Observation.FULL])
-    proj.add_argument("--out", type=Path, required=True, help="*.jsonl, or a directory for a Parquet dataset")
+    proj.add_argument("--out", required=True, help="*.jsonl, or a directory for a Parquet dataset; a path or a URI (s3://…)")
     proj.set_defaults(func=run_project_command)
 
     record = subparsers.add_parser("record", help="record a workload's trace")
     record.add_argument("--workload", choices=sorted(WORKLOADS), required=True)
     record.add_argument("--events", type=int, default=10_000, help="steps with arrivals (a drain to quiescence follows)")
     record.add_argument("--profile", choices=RELEASES, default=DEFAULT_PROFILE)
-    record.add_argument("--out", type=Path, required=True, help="*.jsonl, or a directory for a Parquet dataset")
+    record.add_argument("--out", required=True, help="*.jsonl, or a directory for a Parquet dataset; a path or a URI (s3://…)")
     record.add_argument("--traces", type=int, default=1, help="how many traces (seeds seed, seed+1, …)")
     record.add_argument("--seed", type=int, default=0)
     record.add_argument("--implementation", choices=sorted(IMPLEMENTATIONS), default="reference")
@@ -83,7 +86,10 @@ def run_check_command(args: argparse.Namespace) -> int:
             return _invalid(args, f"traces not of profile {args.profile}", problems, [{"trace_id": t, "message": m} for t, m in zip(wrong, problems)])
     try:
         return _check(args, validator)
-    except Exception as e:  # a failure of the checker, never a verdict
+    except Exception as e:  # a file a task could not read, or a failure of the checker: never a verdict
+        unreadable = unreadable_input(e)
+        if unreadable is not None:
+            return _invalid(args, "invalid input (1 file(s))", [f"{unreadable['file']}: {unreadable['message']}"], [unreadable])
         message = checker_failure_message(e)
         print(f"flowspec check: the checker failed, no verdict: {message}", file=sys.stderr)
         if args.json:
@@ -129,6 +135,8 @@ def run_project_command(args: argparse.Namespace) -> int:
         for p in e.problems:
             print(f"  {p}", file=sys.stderr)
         return EXIT_INVALID
+    except (OSError, pa.ArrowException) as e:
+        return _unwritable("project", args.out, e)
     except ValueError as e:
         print(f"flowspec project: {e}", file=sys.stderr)
         return EXIT_INVALID
@@ -136,9 +144,17 @@ def run_project_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _unwritable(command: str, out: str, error: Exception) -> int:
+    print(f"flowspec {command}: {out}: cannot be written: {first_line(error)}", file=sys.stderr)
+    return EXIT_INVALID
+
+
 def run_record_command(args: argparse.Namespace) -> int:
     """``flowspec record``."""
-    rows = record_workload(args.out, args.workload, args.profile, args.events, args.traces, args.seed, implementation=args.implementation)
+    try:
+        rows = record_workload(args.out, args.workload, args.profile, args.events, args.traces, args.seed, implementation=args.implementation)
+    except (OSError, pa.ArrowException) as e:
+        return _unwritable("record", args.out, e)
     print(f"wrote {rows} records ({args.traces} trace(s), workload {args.workload}, profile {args.profile}) to {args.out}")
     return 0
 

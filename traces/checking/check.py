@@ -12,9 +12,9 @@ verdicts. Spark never reads or shuffles a row: it runs the tasks. The driver onl
 per-rule summaries, replay results, samples of violating events (each with its raw record, from
 the task that found it) and downsampled series; never a trace.
 
-The tasks open the input paths themselves, so every executor must be able to read them:
-local files with ``--master local[N]`` (as ``flowspec check`` runs), or a file system mounted at
-the same path on every node.
+The tasks open the input's locations themselves (:mod:`traces.format.storage`), so every executor
+must be able to read them: local files with ``--master local[N]`` (as ``flowspec check`` runs), a
+file system mounted at the same path on every node, or object storage by URI (``s3://…``).
 
 Verdicts: **violation** if a rule or the replay found one; **conformant** if no rule broke and
 the replay conformed (a ``full`` trace replayed event by event, a lower one explained by a run

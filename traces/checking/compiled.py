@@ -17,9 +17,11 @@ only while each of them still equals the working tree's file; after any edit it 
 says which file changed, and the workers replay with the interpreted spec (correct, slower)
 until the next ``make compiled``. A stale build is never used.
 
-Spark's Python workers find the build first on their path (:func:`traces.checking.session.get_spark`
-sets ``spark.executorEnv.PYTHONPATH``); on a cluster, build on a machine like the executors and
-ship :data:`BUILD` to the same path on each of them.
+Spark's Python workers find the build first on their path (:func:`traces.checking.session.get_spark`).
+With ``local[N]`` that is :data:`BUILD` itself. On a cluster, Spark ships it the way it ships code:
+:func:`archive` zips the up-to-date build, the session adds the zip as an archive, which every
+executor unpacks into its working directory, and the workers' ``PYTHONPATH`` names that copy
+(build on a machine like the executors: same Python, same platform).
 """
 
 from __future__ import annotations
@@ -77,6 +79,21 @@ def compiled_path() -> tuple[Path | None, str]:
         if name not in recorded or name not in current or _digest(ROOT / name) != recorded[name]:
             return None, f"the compiled spec in {BUILD} is out of date ({name} changed; run `make compiled`)"
     return BUILD, f"compiled spec: {BUILD}"
+
+
+def archive() -> tuple[Path | None, str]:
+    """The up-to-date build zipped for Spark to ship to the executors, or None; and why. The zip
+    is named after the build's manifest, so a zip of an earlier build is never shipped."""
+    path, why = compiled_path()
+    if path is None:
+        return None, why
+    zipped = BUILD.parent / f"{BUILD.name}-{_digest(path / MANIFEST)[:16]}.zip"
+    if not zipped.is_file():
+        for old in BUILD.parent.glob(f"{BUILD.name}-*.zip"):
+            old.unlink()
+        staging = shutil.make_archive(str(zipped.with_suffix(".partial")), "zip", root_dir=path)
+        Path(staging).rename(zipped)
+    return zipped, f"compiled spec: {zipped}"
 
 
 def build() -> Path:

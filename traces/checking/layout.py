@@ -18,8 +18,10 @@ dictionary-encoded, and the row counts in the file footers) and builds:
   busy to the end; but each task has a fixed cost, see :data:`MIN_TASK_ROWS`), never a unit split.
 
 A task then reads its own pieces (:func:`read_unit`) in the executor. So every executor must be
-able to open the input paths: local files with ``--master local[N]``, or a file system that all
-nodes mount at the same path.
+able to open the input's locations (:mod:`traces.format.storage`): local files with ``--master
+local[N]`` or a file system that all nodes mount at the same path; or an object store or
+distributed file system by URI (``s3://``, ``hdfs://``, …). A piece a task cannot open is
+:class:`~traces.checking.exits.UnreadableInput`, naming the piece's file and the task's node.
 
 :attr:`Layout.trace_pieces` also says, per trace, which pieces hold it.
 """
@@ -30,7 +32,6 @@ import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -39,8 +40,10 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 import pyarrow.parquet as pq
 
+from traces.checking.exits import unreadable_here
 from traces.format.records import ARROW_SCHEMA
 from traces.format.read import MAX_LINE_BYTES, raw_records, resolve
+from traces.format.storage import open_input, suffix
 
 #: Rows above which a unit of several traces is read as runs of whole traces (:func:`split`): a
 #: task holds a unit's rows in memory, and one unit occupies one core.
@@ -60,7 +63,7 @@ MIN_TASK_ROWS = 500_000
 class Piece:
     """The smallest readable part of the input: one Parquet row group, or one JSON Lines file."""
 
-    path: str
+    path: str  # the file's location: an absolute local path, or a URI
     row_group: int | None  # None: a JSON Lines file, read whole
     rows: int  # records in the piece, headers included
 
@@ -96,27 +99,29 @@ class Layout:
         return pack([run for unit in self.units for run in split(unit, self.trace_pieces, target)], cores)
 
 
-def _parquet_pieces(path: Path) -> list[tuple[Piece, list[str]]]:
+def _parquet_pieces(source: str) -> list[tuple[Piece, list[str]]]:
     """Each row group of a Parquet file with the trace ids it holds (only ``trace_id`` is read)."""
-    pf = pq.ParquetFile(path, read_dictionary=["trace_id"])
-    out = []
-    for i in range(pf.metadata.num_row_groups):
-        ids: set[str] = set()
-        for chunk in pf.read_row_group(i, columns=["trace_id"]).column(0).chunks:
-            used = np.flatnonzero(np.bincount(np.asarray(chunk.indices.to_numpy()), minlength=len(chunk.dictionary)))
-            ids.update(chunk.dictionary.take(pa.array(used, pa.int64())).to_pylist())
-        out.append((Piece(str(path), i, pf.metadata.row_group(i).num_rows), sorted(ids)))
+    with open_input(source) as file:
+        pf = pq.ParquetFile(file, read_dictionary=["trace_id"])
+        out = []
+        for i in range(pf.metadata.num_row_groups):
+            ids: set[str] = set()
+            for chunk in pf.read_row_group(i, columns=["trace_id"]).column(0).chunks:
+                used = np.flatnonzero(np.bincount(np.asarray(chunk.indices.to_numpy()), minlength=len(chunk.dictionary)))
+                ids.update(chunk.dictionary.take(pa.array(used, pa.int64())).to_pylist())
+            out.append((Piece(source, i, pf.metadata.row_group(i).num_rows), sorted(ids)))
     return out
 
 
-def _jsonl_piece(path: Path) -> tuple[Piece, list[str]]:
+def _jsonl_piece(source: str) -> tuple[Piece, list[str]]:
     """A JSON Lines file as one piece with its trace ids (only ``trace_id`` is kept from each line)."""
-    table = pj.read_json(
-        path,
-        read_options=pj.ReadOptions(block_size=2 * MAX_LINE_BYTES),  # a block must hold the longest line
-        parse_options=pj.ParseOptions(explicit_schema=pa.schema([ARROW_SCHEMA.field("trace_id")]), unexpected_field_behavior="ignore"),
-    )
-    return Piece(str(path), None, table.num_rows), sorted(set(pc.unique(table.column("trace_id")).to_pylist()))
+    with open_input(source) as file:
+        table = pj.read_json(
+            file,
+            read_options=pj.ReadOptions(block_size=2 * MAX_LINE_BYTES),  # a block must hold the longest line
+            parse_options=pj.ParseOptions(explicit_schema=pa.schema([ARROW_SCHEMA.field("trace_id")]), unexpected_field_behavior="ignore"),
+        )
+    return Piece(source, None, table.num_rows), sorted(set(pc.unique(table.column("trace_id")).to_pylist()))
 
 
 def _find(parent: list[int], i: int) -> int:
@@ -127,11 +132,13 @@ def _find(parent: list[int], i: int) -> int:
 
 
 def plan(paths: Sequence[str]) -> Layout:
-    """The layout of the (validated) input named by ``paths``. Pieces name their files by absolute
-    path: Spark's executors open them from their own working directory, not the driver's."""
+    """The layout of the (validated) input named by ``paths``. Pieces name their files by location
+    (an absolute path or a URI): Spark's executors open them from their own working directory,
+    not the driver's."""
     found: list[tuple[Piece, list[str]]] = []
-    for path in (p.absolute() for p in resolve(paths)):
-        found += _parquet_pieces(path) if path.suffix == ".parquet" else [_jsonl_piece(path)]
+    for source in resolve(paths):
+        with unreadable_here(source):
+            found += _parquet_pieces(source) if suffix(source) == ".parquet" else [_jsonl_piece(source)]
     pieces = tuple(p for p, _ in found)
     holders: dict[str, list[int]] = {}
     for index, (_, ids) in enumerate(found):
@@ -211,13 +218,15 @@ def read_unit(unit: Unit, columns: Sequence[str], dictionary: Sequence[str] = ()
     encoded = [c for c in read if c in dictionary]
     schema = pa.schema([f.with_type(pa.dictionary(pa.int32(), f.type)) if f.name in encoded else f for f in plain])
     parts = []
-    for path, group in groupby(unit.pieces, key=lambda p: p.path):  # a file's pieces are adjacent
+    for source, group in groupby(unit.pieces, key=lambda p: p.path):  # a file's pieces are adjacent
         row_groups = [p.row_group for p in group if p.row_group is not None]
-        if row_groups:
-            parquet = pq.ParquetFile(path, read_dictionary=encoded)
-            parts.append(parquet.read_row_groups(row_groups, columns=read).cast(schema))
-        else:
-            parts.append(_read_jsonl(Path(path), plain).cast(schema))
+        with unreadable_here(source):
+            if row_groups:
+                with open_input(source) as file:
+                    parquet = pq.ParquetFile(file, read_dictionary=encoded)
+                    parts.append(parquet.read_row_groups(row_groups, columns=read).cast(schema))
+            else:
+                parts.append(_read_jsonl(source, plain).cast(schema))
     table = pa.concat_tables(parts) if parts else schema.empty_table()
     if unit.traces is None:
         return table
@@ -225,7 +234,7 @@ def read_unit(unit: Unit, columns: Sequence[str], dictionary: Sequence[str] = ()
     return table.filter(mine).select(list(columns))
 
 
-def _read_jsonl(path: Path, schema: pa.Schema) -> pa.Table:
+def _read_jsonl(source: str, schema: pa.Schema) -> pa.Table:
     names = schema.names
-    rows: list[dict[str, Any]] = [{n: record.get(n) for n in names} for _, record in raw_records(path)]
+    rows: list[dict[str, Any]] = [{n: record.get(n) for n in names} for _, record in raw_records(source)]
     return pa.Table.from_pylist(rows, schema=schema)

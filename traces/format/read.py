@@ -1,4 +1,4 @@
-"""Reading and validating traces: JSON Lines or Parquet; files, directories or globs.
+"""Reading and validating traces: JSON Lines or Parquet; files, directories, globs or URIs (:mod:`traces.format.storage`).
 
 Validation streams: one record at a time (JSON Lines) or one batch at a time (Parquet, checked
 with Arrow compute and numpy, and row by row only when a batch is not clean), with per-trace
@@ -9,7 +9,7 @@ unreadable line can never be skipped into a pass.
 
 from __future__ import annotations
 
-import glob
+import io
 import json
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 
 from spec.profiles import ExecutorName
 from spec.codes import ResponseCode
+from traces.format.storage import first_line, open_input, suffix, trace_files
 from traces.format.records import (
     ARROW_SCHEMA,
     BLACK_BOX_OPTIONAL,
@@ -108,99 +109,108 @@ def _each_refused(paths: Sequence[str], message: str) -> TraceInputError:
     return TraceInputError([f"{p}: {message}" for p in paths], [{"file": p, "message": message} for p in paths])
 
 
-def resolve(paths: Sequence[str]) -> list[Path]:
-    """The trace files named by ``paths``: files, directories (searched recursively), globs and
-    ``file://`` URIs; another scheme (``s3://``, ``hdfs://``) is refused by name, not read as a path."""
-    files: list[Path] = []
+def resolve(paths: Sequence[str]) -> list[str]:
+    """The trace files named by ``paths``, as locations every node can open
+    (:mod:`traces.format.storage`): files, directories (searched recursively), local globs, and
+    URIs of any file system pyarrow supports (``file://``, ``s3://``, ``hdfs://``, …)."""
+    files: list[str] = []
     missing: list[str] = []  # the paths that name nothing
-    unsupported = [p for p in paths if "://" in p and not p.startswith("file://")]
-    if unsupported:
-        raise _each_refused(unsupported, "only local paths and file:// URIs can be read so far")
-    for p in (p.removeprefix("file://") for p in paths):
-        matches = sorted(glob.glob(p, recursive=True)) if any(c in p for c in "*?[") else [p]
-        if not matches or not all(Path(m).exists() for m in matches):
-            missing.append(p)
+    unreachable: list[tuple[str, str]] = []  # the paths whose file system refused, and why
+    for p in paths:
+        try:
+            found = trace_files(p)
+        except (OSError, pa.ArrowException) as e:
+            unreachable.append((p, f"cannot be opened: {first_line(e)}"))
             continue
-        for m in map(Path, matches):
-            if m.is_dir():
-                files += sorted(
-                    f for f in m.rglob("*") if f.is_file() and f.suffix in (".jsonl", ".json", ".parquet")
-                )
-            else:
-                files.append(m)
-    if missing:
-        raise _each_refused(missing, "no such file or directory")
+        if found is None:
+            missing.append(p)
+        else:
+            files += found
+    if missing or unreachable:
+        refused = _each_refused(missing, "no such file or directory")
+        raise TraceInputError(
+            [*refused.problems, *(f"{p}: {why}" for p, why in unreachable)],
+            [*refused.located, *({"file": p, "message": why} for p, why in unreachable)],
+        )
     if not files:
         raise TraceInputError([f"{', '.join(paths)}: no trace files (*.jsonl, *.parquet) found"])
     return files
 
 
-def _is_parquet(path: Path) -> bool:
-    return path.suffix == ".parquet"
+def _is_parquet(source: str) -> bool:
+    return suffix(source) == ".parquet"
 
 
-def _jsonl_records(path: Path) -> Iterator[tuple[Location, dict[str, Any]]]:
-    with path.open("rb") as f:
+def _jsonl_records(source: str) -> Iterator[tuple[Location, dict[str, Any]]]:
+    try:
+        stream = open_input(source)
+    except (OSError, pa.ArrowException) as e:
+        raise InputProblem(Location(source, line=1), f"cannot be opened: {first_line(e)}") from None
+    with io.BufferedReader(stream, buffer_size=1 << 20) as f:
         number = 0
         while True:
             raw = f.readline(MAX_LINE_BYTES + 1)
             if not raw:
                 return
             number += 1
-            where = Location(str(path), line=number)
+            where = Location(source, line=number)
             if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                raise _Located(where, f"line is longer than {MAX_LINE_BYTES} bytes; not a trace record")
+                raise InputProblem(where, f"line is longer than {MAX_LINE_BYTES} bytes; not a trace record")
             if not raw.strip():
-                raise _Located(where, "empty line")
+                raise InputProblem(where, "empty line")
             try:
                 record = json.loads(raw)
             except (json.JSONDecodeError, UnicodeDecodeError) as e:
-                raise _Located(where, f"malformed JSON: {e}") from None
+                raise InputProblem(where, f"malformed JSON: {e}") from None
             if not isinstance(record, dict):
-                raise _Located(where, f"a record must be a JSON object, got {type(record).__name__}")
+                raise InputProblem(where, f"a record must be a JSON object, got {type(record).__name__}")
             yield where, record
 
 
-def _parquet_batches(path: Path) -> Iterator[tuple[int, pa.RecordBatch]]:
+def _parquet_batches(source: str) -> Iterator[tuple[int, pa.RecordBatch]]:
     """The batches of one Parquet file (ARROW_SCHEMA, the REPEATED_STRINGS dictionary-encoded), each with the number of its first row."""
-    where = Location(str(path), row=0)
+    where = Location(source, row=0)
     try:
-        pf = pq.ParquetFile(path)
+        file = open_input(source)
+        pf = pq.ParquetFile(file)
     except (pa.ArrowException, OSError) as e:
-        raise _Located(where, f"not a readable Parquet file: {e}") from None
-    schema = pf.schema_arrow
-    for expected in ARROW_SCHEMA:
-        if expected.name not in schema.names:
-            raise _Located(where, f"field {expected.name!r}: column missing (expected {expected.type})")
-        actual = schema.field(expected.name).type
-        if actual != expected.type:
-            raise _Located(where, f"field {expected.name!r}: column has type {actual}, expected {expected.type}")
-    extra = [n for n in schema.names if n not in ARROW_SCHEMA.names]
-    if extra:
-        raise _Located(where, f"unknown column(s) {extra}")
-    # Strings that repeat arrive dictionary-encoded: cheaper to decode, and accept_batch groups
-    # by kind and by trace through the dictionary.
-    row = 0
-    try:
-        pf = pq.ParquetFile(path, metadata=pf.metadata, read_dictionary=list(REPEATED_STRINGS))
-        for batch in pf.iter_batches(batch_size=PARQUET_BATCH, columns=list(ARROW_SCHEMA.names)):
-            yield row, batch
-            row += batch.num_rows
-    except (pa.ArrowException, OSError) as e:
-        raise _Located(Location(str(path), row=row), f"unreadable Parquet data: {e}") from None
+        raise InputProblem(where, f"not a readable Parquet file: {e}") from None
+    with file:
+        schema = pf.schema_arrow
+        for expected in ARROW_SCHEMA:
+            if expected.name not in schema.names:
+                raise InputProblem(where, f"field {expected.name!r}: column missing (expected {expected.type})")
+            actual = schema.field(expected.name).type
+            if actual != expected.type:
+                raise InputProblem(where, f"field {expected.name!r}: column has type {actual}, expected {expected.type}")
+        extra = [n for n in schema.names if n not in ARROW_SCHEMA.names]
+        if extra:
+            raise InputProblem(where, f"unknown column(s) {extra}")
+        # Strings that repeat arrive dictionary-encoded: cheaper to decode, and accept_batch groups
+        # by kind and by trace through the dictionary.
+        row = 0
+        try:
+            pf = pq.ParquetFile(file, metadata=pf.metadata, read_dictionary=list(REPEATED_STRINGS))
+            for batch in pf.iter_batches(batch_size=PARQUET_BATCH, columns=list(ARROW_SCHEMA.names)):
+                yield row, batch
+                row += batch.num_rows
+        except (pa.ArrowException, OSError) as e:
+            raise InputProblem(Location(source, row=row), f"unreadable Parquet data: {e}") from None
 
 
-def _rows(path: Path, first: int, batch: pa.RecordBatch) -> Iterator[tuple[Location, dict[str, Any]]]:
+def _rows(source: str, first: int, batch: pa.RecordBatch) -> Iterator[tuple[Location, dict[str, Any]]]:
     for i, record in enumerate(batch.to_pylist()):
-        yield Location(str(path), row=first + i), record
+        yield Location(source, row=first + i), record
 
 
-def _parquet_records(path: Path) -> Iterator[tuple[Location, dict[str, Any]]]:
-    for first, batch in _parquet_batches(path):
-        yield from _rows(path, first, batch)
+def _parquet_records(source: str) -> Iterator[tuple[Location, dict[str, Any]]]:
+    for first, batch in _parquet_batches(source):
+        yield from _rows(source, first, batch)
 
 
-class _Located(Exception):
+class InputProblem(Exception):
+    """One problem of the input, where it is: a file that cannot be opened, a line or row that is not a valid record."""
+
     def __init__(self, where: Location, message: str) -> None:
         super().__init__(f"{where}: {message}")
         self.where = where
@@ -211,9 +221,10 @@ class _Located(Exception):
         return {**{k: v for k, v in where.items() if v is not None}, "message": self.message}
 
 
-def raw_records(path: Path) -> Iterator[tuple[Location, dict[str, Any]]]:
-    """The records of one file, unvalidated, with their locations."""
-    return _parquet_records(path) if _is_parquet(path) else _jsonl_records(path)
+def raw_records(source: str | Path) -> Iterator[tuple[Location, dict[str, Any]]]:
+    """The records of one file (a location, :mod:`traces.format.storage`), unvalidated, with their locations."""
+    source = str(source)
+    return _parquet_records(source) if _is_parquet(source) else _jsonl_records(source)
 
 
 def _check_type(record: Mapping[str, Any], name: str, kind: str, required: bool) -> None:
@@ -636,32 +647,32 @@ def _read(paths: Sequence[str], validator: Validator, keep: bool) -> Iterator[Re
     whole is taken without building its records (only validation wants nothing but the verdict)."""
     problems: list[str] = []
     located: list[dict[str, Any]] = []
-    for path in resolve(paths):
+    for source in resolve(paths):
         before = validator.events + len(validator.traces)
         try:
-            yield from _file_records(path, validator, keep)
-        except _Located as e:
+            yield from _file_records(source, validator, keep)
+        except InputProblem as e:
             problems.append(str(e))
             located.append(e.as_data())
             continue
         if validator.events + len(validator.traces) == before:
-            problems.append(f"{path}: empty: no trace records")
-            located.append({"file": str(path), "message": "empty: no trace records"})
+            problems.append(f"{source}: empty: no trace records")
+            located.append({"file": source, "message": "empty: no trace records"})
     if problems:
         raise TraceInputError(problems, located)
 
 
-def _file_records(path: Path, validator: Validator, keep: bool) -> Iterator[Record]:
-    if not _is_parquet(path):
-        yield from _checked(_jsonl_records(path), validator)
+def _file_records(source: str, validator: Validator, keep: bool) -> Iterator[Record]:
+    if not _is_parquet(source):
+        yield from _checked(_jsonl_records(source), validator)
         return
-    for first, batch in _parquet_batches(path):
+    for first, batch in _parquet_batches(source):
         if validator.accept_batch(batch):
             if keep:
-                yield from (Record(where, data) for where, data in _rows(path, first, batch))
+                yield from (Record(where, data) for where, data in _rows(source, first, batch))
         else:
             # Row by row from the state before the batch: the same first problem and message.
-            yield from _checked(_rows(path, first, batch), validator)
+            yield from _checked(_rows(source, first, batch), validator)
 
 
 def _checked(records: Iterator[tuple[Location, dict[str, Any]]], validator: Validator) -> Iterator[Record]:
@@ -669,5 +680,5 @@ def _checked(records: Iterator[tuple[Location, dict[str, Any]]], validator: Vali
         try:
             validator.check(data)
         except _Bad as e:
-            raise _Located(where, str(e)) from None
+            raise InputProblem(where, str(e)) from None
         yield Record(where, data)

@@ -2,7 +2,8 @@
 
 Memory stays bounded: records are buffered up to one row group, then written. A Parquet
 dataset is split into several row groups and files because Spark scans one row group with one
-core.
+core. The output is a local path or a URI of any file system pyarrow supports
+(:mod:`traces.format.storage`: ``s3://bucket/prefix``, …).
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from traces.format.records import ARROW_SCHEMA
+from traces.format.storage import filesystem, joined, location, make_dir, open_output, remove_files, suffix
 
 DEFAULT_ROW_GROUP = 100_000
 DEFAULT_FILE_ROWS = 1_000_000
@@ -32,30 +34,28 @@ def _parquet_row(record: Mapping[str, Any]) -> dict[str, Any]:
 class TraceWriter:
     """Writes records to ``path``: ``*.jsonl`` (one file) or a directory of ``part-NNNNN.parquet`` files."""
 
-    def __init__(self, path: Path, row_group: int = DEFAULT_ROW_GROUP, file_rows: int = DEFAULT_FILE_ROWS) -> None:
-        self.path = path
-        self.parquet = path.suffix not in (".jsonl", ".json")
+    def __init__(self, path: str | Path, row_group: int = DEFAULT_ROW_GROUP, file_rows: int = DEFAULT_FILE_ROWS) -> None:
+        self.path = location(str(path))
+        self.parquet = suffix(self.path) not in (".jsonl", ".json")
         self.row_group = row_group
         self.file_rows = file_rows
         self.rows_written = 0
         self._buffer: list[dict[str, Any]] = []
-        self._text: IO[str] | None = None
+        self._text: pa.NativeFile | None = None
         self._parquet: pq.ParquetWriter | None = None
         self._file_index = 0
         self._rows_in_file = 0
         if self.parquet:
-            path.mkdir(parents=True, exist_ok=True)
-            for old in path.glob("part-*.parquet"):
-                old.unlink()
+            make_dir(self.path)
+            remove_files(self.path, "part-*.parquet")
         else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._text = path.open("w", encoding="utf-8")
+            self._text = open_output(self.path)
 
     def write(self, record: Mapping[str, Any]) -> None:
         """Append one record."""
         self.rows_written += 1
         if self._text is not None:
-            self._text.write(json.dumps(record, separators=(",", ":")) + "\n")
+            self._text.write((json.dumps(record, separators=(",", ":")) + "\n").encode())
             return
         self._buffer.append(_parquet_row(record))
         if len(self._buffer) >= self.row_group:
@@ -72,8 +72,8 @@ class TraceWriter:
         if self._parquet is None or self._rows_in_file >= self.file_rows:
             if self._parquet is not None:
                 self._parquet.close()
-            name = self.path / f"part-{self._file_index:05d}.parquet"
-            self._parquet = pq.ParquetWriter(name, ARROW_SCHEMA, compression="zstd")
+            fs, part = filesystem(joined(self.path, f"part-{self._file_index:05d}.parquet"))
+            self._parquet = pq.ParquetWriter(part, ARROW_SCHEMA, filesystem=fs, compression="zstd")
             self._file_index += 1
             self._rows_in_file = 0
         table = pa.Table.from_pylist(self._buffer, schema=ARROW_SCHEMA)

@@ -343,7 +343,7 @@ IMPLEMENTATIONS: dict[str, Callable[[BrokerConfig, TraceRecorder], Take]] = {
 
 
 def record_workload(
-    out: Path,
+    out: str | Path,
     workload: str,
     version: str,
     events: int,
@@ -352,7 +352,7 @@ def record_workload(
     row_group: int = 100_000,
     implementation: str = "reference",
 ) -> int:
-    """Write ``traces`` traces of about ``events`` events each of a workload to ``out``; the rows written."""
+    """Write ``traces`` traces of about ``events`` events each of a workload to ``out`` (a path or a URI); the rows written."""
     w = WORKLOADS[workload]
     with TraceWriter(out, row_group=row_group) as writer:
         for t in range(traces):
