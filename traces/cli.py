@@ -113,6 +113,7 @@ def _check(args: argparse.Namespace, validator: Validator) -> int:
         budgets=budgets,
         witness=args.witness,
         progress=sys.stderr.isatty(),
+        context=args.report is not None,
     )
     if args.report is not None:
         args.report.parent.mkdir(parents=True, exist_ok=True)
