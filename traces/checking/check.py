@@ -37,8 +37,8 @@ from pyspark.sql import SparkSession
 
 from spec.invariants import known_defects
 from traces.format.answers import answer_tag
-from traces.format.records import EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, Observation, TraceHeader, header_from_record, vocabulary
-from traces.checking.context import events_around, record_text
+from traces.format.records import EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, Observation, TraceHeader, header_from_record, record_text, vocabulary
+from traces.checking.context import events_around
 from traces.checking.layout import Layout, Unit, read_unit
 from traces.checking.layout import plan as plan_layout
 from traces.format.read import Validator, validate

@@ -10,33 +10,19 @@ the records within :data:`RADIUS` of each sampled ``seq``. The driver collects o
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from traces.checking.layout import Layout, Unit, read_unit
-from traces.format.records import EVENT_COLUMNS, HEADER_KIND
+from traces.format.records import EVENT_COLUMNS, HEADER_KIND, record_text
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 #: Events shown on each side of a sampled event.
 RADIUS = 4
-
-
-def record_text(record: Mapping[str, Any]) -> str:
-    """An event's record as JSON, as Spark's ``to_json`` writes it: compact, null fields left out."""
-
-    def present(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: present(v) for k, v in value.items() if v is not None}
-        if isinstance(value, list):
-            return [present(v) for v in value]
-        return value
-
-    return json.dumps(present(record), separators=(",", ":"), ensure_ascii=False)
 
 
 def events_around(

@@ -345,6 +345,19 @@ _DECODED: dict[tuple[Any, ...], Action] = {}
 _DECODED_LIMIT = 1 << 16
 
 
+def record_text(record: Mapping[str, Any]) -> str:
+    """An event's record as JSON, as Spark's ``to_json`` writes it: compact, null fields left out."""
+
+    def present(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: present(v) for k, v in value.items() if v is not None}
+        if isinstance(value, list):
+            return [present(v) for v in value]
+        return value
+
+    return json.dumps(present(record), separators=(",", ":"), ensure_ascii=False)
+
+
 def action_from_record(record: Mapping[str, Any]) -> Action:
     """The spec action an event record names (the record is validated: fields present, types right)."""
     kind = record["kind"]
