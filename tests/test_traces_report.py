@@ -70,11 +70,11 @@ def test_each_violation_shows_the_events_around_it(spark: SparkSession, tmp_path
         for _, seq, raw in rows:
             shown = json.loads(html.unescape(raw))
             assert shown["trace_id"] == "broken-fifo_service_per_queue"
-            assert shown == _without_nulls(records[int(seq)])
+            assert shown == _as_shown(records[int(seq)])
 
 
-def _without_nulls(value: Any) -> Any:
-    """A record as the check shows it: fields that are null (at any depth) are left out."""
+def _as_shown(value: Any) -> Any:
+    """A record as the check shows it: null fields (at any depth) and empty lists left out."""
     if isinstance(value, dict):
-        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
-    return [_without_nulls(v) for v in value] if isinstance(value, list) else value
+        return {k: _as_shown(v) for k, v in value.items() if v is not None and v != []}
+    return [_as_shown(v) for v in value] if isinstance(value, list) else value
