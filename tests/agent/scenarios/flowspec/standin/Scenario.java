@@ -1,0 +1,173 @@
+package flowspec.standin;
+
+import io.netty.channel.AbstractChannelHandlerContext;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import org.apache.rocketmq.broker.BrokerController;
+import org.apache.rocketmq.common.BrokerConfig;
+import org.apache.rocketmq.remoting.netty.NettyServerConfig;
+import org.apache.rocketmq.remoting.protocol.RemotingCommand;
+import org.apache.rocketmq.store.config.MessageStoreConfig;
+
+/**
+ * Drives the stand-in broker through one scenario of tests/test_agent.py, as a client would:
+ * requests decoded on IO threads and handed to processRequestCommand. When every request is
+ * answered and the pools are idle it stops the broker and prints, as one JSON object, the
+ * answers the client saw by remark tag (the test checks that the scenario did what it is for).
+ *
+ * <p>{@code java -javaagent:flowspec-agent.jar=... flowspec.standin.Scenario NAME}
+ */
+public final class Scenario {
+    static final int SEND = 10; // RequestCode.SEND_MESSAGE
+    static final int GET_BROKER_CONFIG = 26; // an AdminBrokerProcessor case
+
+    private final BrokerConfig broker = new BrokerConfig();
+    private final NettyServerConfig netty = new NettyServerConfig();
+    private final MessageStoreConfig store = new MessageStoreConfig();
+    private BrokerController controller;
+    private final List<ExecutorService> ioThreads = new ArrayList<>();
+    private final Client client = new Client();
+    private final List<RemotingCommand> sent = new ArrayList<>();
+
+    /** The client's connection: one context, whose writes are the answers it receives. */
+    static final class Client extends AbstractChannelHandlerContext implements Channel {
+        @Override
+        public Channel channel() {
+            return this;
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        Scenario s = new Scenario();
+        s.netty.setServerWorkerThreads(2);
+        s.run(args[0]);
+        System.exit(0);
+    }
+
+    private void run(String name) throws Exception {
+        switch (name) {
+            case "steady": steady(); break;
+            case "overload": overload(); break;
+            case "timeout": timeout(); break;
+            case "slow-disk": slowDisk(); break;
+            case "fast-failure-off": broker.setBrokerFastFailureEnable(false); timeout(); break;
+            default: throw new IllegalArgumentException("unknown scenario " + name);
+        }
+        quiesce();
+    }
+
+    private void start(int sendThreads, int sendCapacity) {
+        broker.setSendMessageThreadPoolNums(sendThreads);
+        broker.setSendThreadPoolQueueCapacity(sendCapacity);
+        broker.setAdminBrokerThreadPoolNums(1);
+        broker.setAdminBrokerThreadPoolQueueCapacity(16);
+        controller = new BrokerController(broker, netty, store);
+        controller.initialize();
+        controller.start();
+        for (int i = 0; i < netty.getServerWorkerThreads(); i++) {
+            int index = i;
+            ioThreads.add(Executors.newSingleThreadExecutor(r -> new Thread(r, "NettyServerCodecThread_" + (index + 1))));
+        }
+    }
+
+    /** Sends, admin commands and oneway sends on two IO threads, no pressure: every request served. */
+    private void steady() throws Exception {
+        start(2, 16);
+        for (int i = 0; i < 24; i++) {
+            request(i % 2, i % 6 == 5 ? GET_BROKER_CONFIG : SEND, i % 8 == 7, 0);
+            Thread.sleep(2);
+        }
+    }
+
+    /** One slow send thread and a queue of two: a burst is answered [OVERLOAD]. */
+    private void overload() throws Exception {
+        start(1, 2);
+        for (int i = 0; i < 8; i++) {
+            request(i % 2, SEND, false, 15);
+        }
+    }
+
+    /** Queued sends wait longer than waitTimeMillsInSendQueue: fast failure answers [TIMEOUT_CLEAN_QUEUE]. */
+    private void timeout() throws Exception {
+        broker.setWaitTimeMillsInSendQueue(40);
+        start(1, 8);
+        Thread.sleep(1050); // fast failure runs from 1 s after start
+        for (int i = 0; i < 6; i++) {
+            request(i % 2, SEND, false, 25);
+        }
+    }
+
+    /**
+     * One put holds the lock longer than osPageCacheBusyTimeOutMills: the store is busy, and
+     * sends are answered [REJECTREQUEST] at dispatch, [PC_SYNCHRONIZED] by the workers and
+     * [PCBUSY_CLEAN_QUEUE] by fast failure.
+     */
+    private void slowDisk() throws Exception {
+        store.setOsPageCacheBusyTimeOutMills(20);
+        start(2, 8);
+        Thread.sleep(1050);
+        request(0, SEND, false, 120);
+        Thread.sleep(5);
+        for (int i = 0; i < 12; i++) {
+            request(i % 2, SEND, i == 11, 0);
+            Thread.sleep(i < 6 ? 1 : 8);
+        }
+    }
+
+    private void request(int ioThread, int code, boolean oneway, long appendMillis) throws Exception {
+        RemotingCommand cmd = RemotingCommand.createRequestCommand(code);
+        cmd.addExtField("topic", "TopicTest");
+        if (appendMillis > 0) {
+            cmd.addExtField("appendMillis", Long.toString(appendMillis));
+        }
+        if (oneway) {
+            cmd.markOnewayRPC();
+        }
+        sent.add(cmd);
+        ChannelHandlerContext ctx = client;
+        ioThreads.get(ioThread).submit(() -> controller.getRemotingServer().processRequestCommand(ctx, cmd)).get();
+    }
+
+    /** Waits until every two-way request has its answer and the pools are idle, then stops the broker. */
+    private void quiesce() throws Exception {
+        long expected = sent.stream().filter(c -> !c.isOnewayRPC()).count();
+        long deadline = System.currentTimeMillis() + 10_000;
+        while (client.written.size() < expected || busy()) {
+            if (System.currentTimeMillis() > deadline) {
+                throw new IllegalStateException("the stand-in broker did not go quiet: " + client.written.size()
+                    + " answers of " + expected);
+            }
+            Thread.sleep(5);
+        }
+        Thread.sleep(30);
+        controller.shutdown();
+        for (ExecutorService io : ioThreads) {
+            io.shutdown();
+        }
+        Map<String, Integer> tags = new TreeMap<>();
+        for (Object o : client.written) {
+            String remark = ((RemotingCommand) o).getRemark();
+            String tag = remark != null && remark.startsWith("[") ? remark.substring(0, remark.indexOf(']') + 1)
+                : "code " + ((RemotingCommand) o).getCode();
+            tags.merge(tag, 1, Integer::sum);
+        }
+        StringBuilder b = new StringBuilder("{");
+        for (Map.Entry<String, Integer> e : tags.entrySet()) {
+            b.append(b.length() > 1 ? ", " : "").append('"').append(e.getKey()).append("\": ").append(e.getValue());
+        }
+        System.out.println(b.append('}'));
+        if (client.written.size() != expected) {
+            throw new IllegalStateException(client.written.size() + " answers to " + expected + " two-way requests");
+        }
+    }
+
+    private boolean busy() {
+        return !controller.getSendThreadPoolQueue().isEmpty() || !controller.getAdminBrokerThreadPoolQueue().isEmpty();
+    }
+}
