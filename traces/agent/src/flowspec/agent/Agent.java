@@ -1,9 +1,12 @@
 package flowspec.agent;
 
+import static net.bytebuddy.matcher.ElementMatchers.hasSuperType;
 import static net.bytebuddy.matcher.ElementMatchers.isConstructor;
+import static net.bytebuddy.matcher.ElementMatchers.isInterface;
 import static net.bytebuddy.matcher.ElementMatchers.nameStartsWith;
 import static net.bytebuddy.matcher.ElementMatchers.named;
 import static net.bytebuddy.matcher.ElementMatchers.namedOneOf;
+import static net.bytebuddy.matcher.ElementMatchers.not;
 import static net.bytebuddy.matcher.ElementMatchers.returns;
 import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 
@@ -55,6 +58,8 @@ public final class Agent {
             .type(named("org.apache.rocketmq.store.DefaultMessageStore"))
             .transform(advice(PutScope.class, namedOneOf("putMessage", "asyncPutMessage", "putMessages", "asyncPutMessages")))
             .transform(advice(PageCacheBusy.class, named("isOSPageCacheBusy").and(takesArguments(0))))
+            .type(hasSuperType(named("org.apache.rocketmq.store.PutMessageLock")).and(not(isInterface())))
+            .transform(advice(PutLockRelease.class, named("unlock").and(takesArguments(0))))
             .type(named("org.apache.rocketmq.common.BrokerConfig"))
             .transform(advice(FastFailureSwitch.class, named("isBrokerFastFailureEnable").and(takesArguments(0))))
             .type(named("org.apache.rocketmq.broker.latency.BrokerFastFailure"))
@@ -162,10 +167,22 @@ public final class Agent {
         }
     }
 
+    public static final class PutLockRelease {
+        @Advice.OnMethodEnter(suppress = Throwable.class)
+        static void enter() {
+            Hooks.putLockReleasing();
+        }
+    }
+
     public static final class PageCacheBusy {
-        @Advice.OnMethodExit(suppress = Throwable.class)
-        static void exit(@Advice.Return boolean busy) {
-            Hooks.pageCacheBusyReturned(busy);
+        @Advice.OnMethodEnter(suppress = Throwable.class)
+        static boolean enter() {
+            return Hooks.pageCacheCheckEntering();
+        }
+
+        @Advice.OnMethodExit(suppress = Throwable.class, onThrowable = Throwable.class)
+        static void exit(@Advice.Return boolean busy, @Advice.Enter boolean locked) {
+            Hooks.pageCacheBusyReturned(busy, locked);
         }
     }
 

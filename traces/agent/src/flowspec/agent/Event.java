@@ -31,6 +31,11 @@ final class Event {
     boolean oneway;
     long requestId;
     final List<Answer> responses = new ArrayList<>(1);
+    /**
+     * False while the event holds its place in the order but not yet its content: the put path's
+     * answer, numbered when the put lock is released and filled when the processor writes it.
+     */
+    volatile boolean ready = true;
 
     Event(String kind) {
         this.kind = kind;

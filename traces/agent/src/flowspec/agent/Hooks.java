@@ -54,13 +54,17 @@ public final class Hooks {
     private static final class Run {
         final Worker worker;
         final boolean cancelled;
+        final long requestId;
+        final boolean oneway;
         int putDepth; // inside DefaultMessageStore's put methods
         Boolean busy; // the put pre-check's isOSPageCacheBusy(), null if no put
         final List<Event.Answer> answers = new ArrayList<>(1);
 
-        Run(Worker worker, boolean cancelled) {
+        Run(Worker worker, boolean cancelled, long requestId, boolean oneway) {
             this.worker = worker;
             this.cancelled = cancelled;
+            this.requestId = requestId;
+            this.oneway = oneway;
         }
     }
 
@@ -82,6 +86,8 @@ public final class Hooks {
     private static final Map<Object, Object> QUEUED = new IdentityHashMap<>(); // queued element -> its RequestTask
     private static final Map<Object, Integer> CHANNELS = new IdentityHashMap<>();
     private static final Map<Object, String> EXECUTORS = new IdentityHashMap<>(); // executor -> spec name
+    /** The put path's answers, numbered at the put lock's release and not yet written, by request id. */
+    private static final Map<Long, Event> UNWRITTEN = new java.util.concurrent.ConcurrentHashMap<>();
     private static long faultCountdown = -1;
 
     private Hooks() {
@@ -289,7 +295,9 @@ public final class Hooks {
             }
             Worker w = WORKERS.get(t);
             if (w != null) {
-                RUN.set(new Run(w, Reflect.getBool(task, "isStopRun")));
+                Object request = Reflect.get(task, "request");
+                long id = requestId(Reflect.get(task, "channel"), Reflect.getInt(request, "getOpaque"));
+                RUN.set(new Run(w, Reflect.getBool(task, "isStopRun"), id, Reflect.getBool(request, "isOnewayRPC")));
             }
         } catch (Throwable t) {
             rec.agentError(t);
@@ -306,11 +314,65 @@ public final class Hooks {
         }
     }
 
-    /** DefaultMessageStore.isOSPageCacheBusy() returned; inside a worker's put it is the put pre-check. */
-    public static void pageCacheBusyReturned(boolean busy) {
+    /**
+     * A PutMessageLock's unlock(), entered by a worker inside its put: the put path's answer
+     * (SUCCESS, or SYSTEM_ERROR after an exception in the lock) belongs to this step in the spec
+     * (WorkerAppendsAndUnlocks, WorkerThrowsInsideLock), so its Response event is numbered now,
+     * in the order the writers release the lock, and filled when the processor writes the answer.
+     * A oneway request gets no answer, hence no event.
+     */
+    public static void putLockReleasing() {
+        try {
+            Run r = RUN.get();
+            if (r == null || r.putDepth == 0 || r.oneway || UNWRITTEN.containsKey(r.requestId)) {
+                return; // not a worker's put, or an inner lock of the same release
+            }
+            Event e = new Event("Response");
+            e.ready = false;
+            UNWRITTEN.put(r.requestId, e);
+            rec.emitLocked(e);
+        } catch (Throwable t) {
+            rec.agentError(t);
+        }
+    }
+
+    /**
+     * DefaultMessageStore.isOSPageCacheBusy() entered: inside a worker's put it is the put
+     * pre-check, which reads the lock holder's beginTimeInLock, so the step lock is held across
+     * it (true: the caller must pass it to {@link #pageCacheBusyReturned}).
+     */
+    public static boolean pageCacheCheckEntering() {
         Run r = RUN.get();
-        if (r != null && r.putDepth > 0) {
+        if (r == null || r.putDepth == 0) {
+            return false;
+        }
+        rec.step.lock();
+        return true;
+    }
+
+    /**
+     * The put pre-check returned: busy is WorkerFindsPageCacheBusy, numbered now (while the
+     * holder cannot release the lock) and filled with the [PC_SYNCHRONIZED] answer when written.
+     */
+    public static void pageCacheBusyReturned(boolean busy, boolean locked) {
+        if (!locked) {
+            return;
+        }
+        try {
+            Run r = RUN.get();
             r.busy = busy;
+            if (busy) {
+                Event e = Event.onWorker("WorkerFindsPageCacheBusy", r.worker.executor, r.worker.index);
+                if (!r.oneway) {
+                    e.ready = false;
+                    UNWRITTEN.put(r.requestId, e);
+                }
+                rec.emit(e);
+            }
+        } catch (Throwable t) {
+            rec.agentError(t);
+        } finally {
+            rec.step.unlock();
         }
     }
 
@@ -330,17 +392,10 @@ public final class Hooks {
                 Event e = Event.onWorker("WorkerProcessesRequest", r.worker.executor, r.worker.index);
                 e.responses.addAll(r.answers);
                 rec.emit(e);
-            } else if (r.busy) {
-                Event e = Event.onWorker("WorkerFindsPageCacheBusy", r.worker.executor, r.worker.index);
-                e.responses.addAll(r.answers);
-                rec.emit(e);
-            } else {
-                // The put path is not observed at this level: its answers are Response events.
-                for (Event.Answer a : r.answers) {
-                    Event e = new Event("Response");
-                    e.responses.add(a);
-                    rec.emit(e);
-                }
+            } else if (!r.answers.isEmpty()) {
+                // The put path's answers are numbered at the check or the lock's release, above.
+                throw new IllegalStateException("a send was answered " + r.answers.size()
+                    + " times besides the answer of its put");
             }
         } catch (Throwable t) {
             rec.agentError(t);
@@ -360,6 +415,12 @@ public final class Hooks {
             }
             Event.Answer a = new Event.Answer(requestId(Reflect.call(ctx, "channel"), Reflect.getInt(msg, "getOpaque")),
                 Reflect.getInt(msg, "getCode"), (String) Reflect.call(msg, "getRemark"));
+            Event unwritten = UNWRITTEN.remove(a.opaque);
+            if (unwritten != null) {
+                unwritten.responses.add(a);
+                unwritten.ready = true;
+                return;
+            }
             Dispatch d = DISPATCH.get();
             Run r = RUN.get();
             if (d != null) {

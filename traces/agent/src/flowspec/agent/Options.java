@@ -26,7 +26,9 @@ final class Options {
     int messageBytes = 1024;
     String traceId;
     String profile; // null: MQVersion.CURRENT_VERSION
-    long faultAfter = -1; // test only: the hook of the n-th event throws
+    // For the agent's own tests (tests/test_agent.py), which must make the agent fail on purpose:
+    long faultAfter = -1; // the n-th RequestArrives hook throws
+    long writerStartDelayMs = 0; // the writer starts this late, so that a small buffer overflows
 
     static Options parse(String args) {
         Options o = new Options();
@@ -50,6 +52,7 @@ final class Options {
                     case "trace_id": o.traceId = value; break;
                     case "profile": o.profile = value; break;
                     case "fault_after": o.faultAfter = Long.parseLong(value); break;
+                    case "writer_start_delay_ms": o.writerStartDelayMs = Long.parseLong(value); break;
                     default:
                         throw new IllegalArgumentException("flowspec agent: unknown option '" + name
                             + "' (known: out, level, buffer, events_per_file, executors, io_threads, "

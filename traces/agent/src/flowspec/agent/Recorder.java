@@ -117,6 +117,7 @@ final class Recorder {
         int part = 0;
         long inPart = 0;
         try {
+            Thread.sleep(options.writerStartDelayMs);
             while (true) {
                 Event first = buffer.poll(50, TimeUnit.MILLISECONDS);
                 if (first == null) {
@@ -131,6 +132,7 @@ final class Recorder {
                 batch.add(first);
                 buffer.drainTo(batch, 4096);
                 for (Event e : batch) {
+                    awaitContent(e);
                     if (out == null || inPart >= options.eventsPerFile) {
                         if (out != null) {
                             out.close();
@@ -156,6 +158,21 @@ final class Recorder {
                     agentError(e);
                 }
             }
+        }
+    }
+
+    /** How long the writer waits for a reserved event's content before it gives up on the trace. */
+    private static final long CONTENT_TIMEOUT_MS = 5_000;
+
+    private void awaitContent(Event e) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + CONTENT_TIMEOUT_MS;
+        while (!e.ready) {
+            if (System.currentTimeMillis() > deadline) {
+                agentError(new IllegalStateException("the answer of the put lock's release at seq " + e.seq
+                    + " was never written"));
+                return;
+            }
+            Thread.sleep(1);
         }
     }
 

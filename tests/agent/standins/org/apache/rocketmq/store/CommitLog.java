@@ -1,7 +1,6 @@
 package org.apache.rocketmq.store;
 
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.locks.ReentrantLock;
 import org.apache.rocketmq.common.message.MessageExtBrokerInner;
 
 /**
@@ -9,7 +8,7 @@ import org.apache.rocketmq.common.message.MessageExtBrokerInner;
  * is reset on the normal path only: an exception inside the lock leaves it stuck.
  */
 public class CommitLog {
-    private final ReentrantLock putMessageLock = new ReentrantLock();
+    private final PutMessageLock putMessageLock = new PutMessageReentrantLock();
     private volatile long beginTimeInLock = 0;
 
     public long getBeginTimeInLock() {

@@ -1,0 +1,139 @@
+"""The Java agent (traces/agent, docs/agent.md) records the stand-in broker of tests/agent, and
+``flowspec check`` judges what it wrote: the scenarios conformant, a planted defect a violation
+naming its claim, a trace the agent could not record whole refused as invalid input.
+
+The stand-ins are our own classes with Apache RocketMQ's names and signatures (only what the
+agent touches), compiled here into a temporary directory; ``make pytest`` builds the agent first.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from traces.cli import main
+from traces.format.read import TraceInputError, validate
+from traces.recording.examples import EXAMPLES
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+ROOT = Path(__file__).resolve().parent.parent
+AGENT_JAR = ROOT / "build" / "flowspec-agent.jar"
+STANDINS = ROOT / "tests" / "agent"
+#: The executors the stand-in broker has (its other queues exist but no pool is built on them).
+EXECUTORS = "executors=send+admin"
+
+
+@pytest.fixture(scope="module")
+def classes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The stand-ins and the scenario driver, compiled."""
+    assert AGENT_JAR.is_file(), f"{AGENT_JAR} is missing: build it with `make agent` (make pytest does)"
+    javac = shutil.which("javac")
+    assert javac is not None, "the agent's tests need a JDK's javac (apt-get install -y openjdk-17-jdk-headless)"
+    out = tmp_path_factory.mktemp("standins")
+    sources = [str(p) for p in sorted(STANDINS.rglob("*.java"))]
+    subprocess.run([javac, "--release", "17", "-nowarn", "-d", str(out), *sources], check=True)
+    return out
+
+
+def record(classes: Path, out: Path, scenario: str, *options: str, props: tuple[str, ...] = ()) -> dict[str, int]:
+    """Runs the scenario with the agent attached; the answers the client saw, by remark tag."""
+    trace_id = scenario if not options else f"{scenario}-{len(list(out.glob('*')))}"
+    agent = ",".join([f"out={out}", f"trace_id={trace_id}", EXECUTORS, *options])
+    run = subprocess.run(
+        ["java", *props, f"-javaagent:{AGENT_JAR}={agent}", "-cp", str(classes), "flowspec.standin.Scenario", scenario],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    answers: dict[str, int] = json.loads(run.stdout.splitlines()[-1])
+    return answers
+
+
+def events(trace_dir: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for part in sorted(trace_dir.glob("part-*.jsonl")) for line in part.read_text().splitlines()]
+
+
+#: Each scenario, the answers it must provoke (so that it tests what it is named for), and the
+#: event kinds its trace must then show.
+SCENARIOS = {
+    "steady": ({"code 0"}, {"DispatchStartsWorker", "DispatchQueuesTask", "WorkerTakesTask", "WorkerProcessesRequest", "Response"}),
+    "overload": ({"[OVERLOAD]"}, {"DispatchRejectsOverload"}),
+    "timeout": ({"[TIMEOUT_CLEAN_QUEUE]"}, {"FastFailureStartsRun", "FastFailureCleansExpiredHead", "FastFailureStopsAtHead"}),
+    "slow-disk": ({"[REJECTREQUEST]", "[PCBUSY_CLEAN_QUEUE]"}, {"DispatchRejectsRequest", "FastFailureDrainsBusySendQueue"}),
+    "fast-failure-off": ({"code 0"}, {"FastFailureSkipsRun"}),
+}
+
+
+@pytest.mark.spark
+def test_the_scenarios_recorded_by_the_agent_are_conformant(
+    spark: SparkSession, classes: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for scenario, (answers, kinds) in SCENARIOS.items():
+        seen = record(classes, tmp_path, scenario)
+        assert answers <= set(seen), f"{scenario}: the client saw {seen}, expected {answers} among them"
+        recorded = {e["kind"] for e in events(tmp_path / scenario)}
+        assert kinds <= recorded, f"{scenario}: the trace lacks {kinds - recorded}"
+    code = main(["check", str(tmp_path), "--json"])
+    traces = json.loads(capsys.readouterr().out)["traces"]
+    found = [f for t in traces for f in t["findings"] if f["status"] != "pass"]
+    assert code == 0, [(f["trace_id"], f["rule"], f["sample"][:1]) for f in found if f["status"] == "violation"]
+    assert {t["trace_id"]: t["verdict"] for t in traces} == dict.fromkeys(SCENARIOS, "conformant")
+
+
+@pytest.mark.spark
+def test_a_fast_failure_that_cleans_early_is_a_violation_of_its_claim(
+    spark: SparkSession, classes: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The planted stand-in cleans a head 30 ms before its 40 ms wait is over.
+    assert "[TIMEOUT_CLEAN_QUEUE]" in record(classes, tmp_path, "timeout", props=("-Dstandin.planted.clean_early_ms=30",))
+    assert main(["check", str(tmp_path), "--json"]) == 1
+    [trace] = json.loads(capsys.readouterr().out)["traces"]
+    broken = {f["rule"] for f in trace["findings"] if f["status"] == "violation"}
+    assert broken == {"replay", "timeout_only_after_the_queue_wait"}
+
+
+def test_a_trace_with_lost_events_is_refused_as_incomplete(classes: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A buffer of 4 events and a writer that starts late: the burst's events cannot all be kept.
+    answers = record(classes, tmp_path, "overload", "buffer=4", "writer_start_delay_ms=2000")
+    assert answers == {"[OVERLOAD]": 5, "code 0": 3}  # the broker answered as without the agent
+    assert main(["check", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "part-00000.jsonl:1: field 'recording_incomplete'" in err and "events lost: the agent's buffer (4 events) was full" in err
+
+
+def test_a_failing_hook_never_reaches_the_broker_and_marks_the_trace(
+    classes: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The third RequestArrives hook throws: the broker must still answer every request.
+    assert record(classes, tmp_path, "overload", "fault_after=2") == {"[OVERLOAD]": 5, "code 0": 3}
+    assert main(["check", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "field 'recording_incomplete'" in err and "1 failures inside the agent's hooks" in err
+
+
+def test_a_header_that_says_the_recording_is_incomplete_is_refused(tmp_path: Path) -> None:
+    lines = (EXAMPLES / "conformant-5.3.3.jsonl").read_text().splitlines()
+    header = json.loads(lines[0])
+    complete = tmp_path / "complete.jsonl"
+    complete.write_text("\n".join([json.dumps({**header, "recording_incomplete": None}), *lines[1:]]) + "\n")
+    validate([str(complete)])
+    incomplete = tmp_path / "incomplete.jsonl"
+    incomplete.write_text("\n".join([json.dumps({**header, "recording_incomplete": "3 events lost"}), *lines[1:]]) + "\n")
+    with pytest.raises(TraceInputError, match=r"incomplete.jsonl:1: field 'recording_incomplete'.*3 events lost"):
+        validate([str(incomplete)])
+
+
+def test_a_broker_that_never_stopped_cleanly_leaves_no_header(classes: Path, tmp_path: Path) -> None:
+    """Without the shutdown hook's header the events are refused (an event before its header)."""
+    record(classes, tmp_path, "overload")
+    (tmp_path / "overload" / "part-00000.jsonl").unlink()  # what a killed broker leaves
+    with pytest.raises(TraceInputError, match="before"):
+        validate([str(tmp_path)])
