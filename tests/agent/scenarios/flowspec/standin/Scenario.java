@@ -46,7 +46,11 @@ public final class Scenario {
     public static void main(String[] args) throws Exception {
         Scenario s = new Scenario();
         s.netty.setServerWorkerThreads(2);
-        s.run(args[0]);
+        if (args[0].equals("throughput")) {
+            s.throughput(Integer.parseInt(args[1]), Integer.parseInt(args[2]));
+        } else {
+            s.run(args[0]);
+        }
         System.exit(0);
     }
 
@@ -66,7 +70,7 @@ public final class Scenario {
         broker.setSendMessageThreadPoolNums(sendThreads);
         broker.setSendThreadPoolQueueCapacity(sendCapacity);
         broker.setAdminBrokerThreadPoolNums(1);
-        broker.setAdminBrokerThreadPoolQueueCapacity(16);
+        broker.setAdminBrokerThreadPoolQueueCapacity(Math.max(16, sendCapacity));
         controller = new BrokerController(broker, netty, store);
         controller.initialize();
         controller.start();
@@ -117,6 +121,40 @@ public final class Scenario {
         for (int i = 0; i < 12; i++) {
             request(i % 2, SEND, i == 11, 0);
             Thread.sleep(i < 6 ? 1 : 8);
+        }
+    }
+
+    /**
+     * The agent's overhead (docs/agent.md): {@code rounds} rounds of {@code requests} admin
+     * commands and sends dispatched back to back on two IO threads, served by two send threads
+     * and one admin thread; prints each round's time per request after a warm-up round.
+     */
+    private void throughput(int rounds, int requests) throws Exception {
+        broker.setBrokerFastFailureEnable(false);
+        start(2, requests);
+        for (int round = 0; round <= rounds; round++) {
+            int before = client.written.size();
+            long t0 = System.nanoTime();
+            List<java.util.concurrent.Future<?>> dispatched = new ArrayList<>();
+            for (int i = 0; i < requests; i++) {
+                RemotingCommand cmd = RemotingCommand.createRequestCommand(i % 2 == 0 ? SEND : GET_BROKER_CONFIG);
+                cmd.addExtField("topic", "TopicTest");
+                dispatched.add(ioThreads.get(i % 2).submit(() -> controller.getRemotingServer().processRequestCommand(client, cmd)));
+            }
+            for (java.util.concurrent.Future<?> f : dispatched) {
+                f.get();
+            }
+            while (client.written.size() < before + requests) {
+                Thread.onSpinWait();
+            }
+            long ns = System.nanoTime() - t0;
+            if (round > 0) {
+                System.out.println("{\"round\": " + round + ", \"requests\": " + requests + ", \"ns_per_request\": " + ns / requests + "}");
+            }
+        }
+        controller.shutdown();
+        for (ExecutorService io : ioThreads) {
+            io.shutdown();
         }
     }
 
