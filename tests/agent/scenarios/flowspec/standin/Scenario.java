@@ -108,19 +108,33 @@ public final class Scenario {
     }
 
     /**
-     * One put holds the lock longer than osPageCacheBusyTimeOutMills: the store is busy, and
-     * sends are answered [REJECTREQUEST] at dispatch, [PC_SYNCHRONIZED] by the workers and
-     * [PCBUSY_CLEAN_QUEUE] by fast failure.
+     * One put holds the lock far longer than osPageCacheBusyTimeOutMills: sends that came before
+     * the store turned busy wait in the queue, and fast failure drains them [PCBUSY_CLEAN_QUEUE];
+     * sends that come after are answered [REJECTREQUEST] at dispatch.
      */
     private void slowDisk() throws Exception {
-        store.setOsPageCacheBusyTimeOutMills(20);
+        store.setOsPageCacheBusyTimeOutMills(60);
         start(2, 8);
         Thread.sleep(1050);
-        request(0, SEND, false, 120);
-        Thread.sleep(5);
-        for (int i = 0; i < 12; i++) {
-            request(i % 2, SEND, i == 11, 0);
-            Thread.sleep(i < 6 ? 1 : 8);
+        request(0, SEND, false, 400);
+        await(() -> controller.getMessageStore().getCommitLog().getBeginTimeInLock() != 0);
+        for (int i = 0; i < 5; i++) {
+            request(i % 2, SEND, false, 0);
+        }
+        await(() -> controller.getMessageStore().isOSPageCacheBusy());
+        for (int i = 0; i < 5; i++) {
+            request(i % 2, SEND, i == 4, 0);
+            Thread.sleep(2);
+        }
+    }
+
+    private static void await(java.util.function.BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + 10_000;
+        while (!condition.getAsBoolean()) {
+            if (System.currentTimeMillis() > deadline) {
+                throw new IllegalStateException("the stand-in broker never reached the scenario's condition");
+            }
+            Thread.sleep(1);
         }
     }
 

@@ -20,6 +20,10 @@ public class DefaultMessageStore {
         return this.commitLog.asyncPutMessage(msg);
     }
 
+    public CommitLog getCommitLog() {
+        return commitLog;
+    }
+
     public boolean isOSPageCacheBusy() {
         long begin = this.commitLog.getBeginTimeInLock();
         long diff = System.currentTimeMillis() - begin;
