@@ -61,6 +61,7 @@ public final class Scenario {
             case "timeout": timeout(); break;
             case "slow-disk": slowDisk(); break;
             case "fast-failure-off": broker.setBrokerFastFailureEnable(false); timeout(); break;
+            case "fault-inside-lock": faultInsideLock(); break;
             default: throw new IllegalArgumentException("unknown scenario " + name);
         }
         quiesce();
@@ -128,6 +129,22 @@ public final class Scenario {
         }
     }
 
+    /**
+     * A put throws inside the lock, then sends come after osPageCacheBusyTimeOutMills: where the
+     * exception leaves beginTimeInLock stuck (5.x), the store stays busy and they are refused
+     * [REJECTREQUEST]; where {@code finally} resets it (4.9.3-4.9.8) they are served.
+     */
+    private void faultInsideLock() throws Exception {
+        store.setOsPageCacheBusyTimeOutMills(30);
+        start(1, 8);
+        send(0, false, 0, true);
+        Thread.sleep(60);
+        for (int i = 0; i < 3; i++) {
+            request(i % 2, SEND, false, 0);
+            Thread.sleep(2);
+        }
+    }
+
     private static void await(java.util.function.BooleanSupplier condition) throws InterruptedException {
         long deadline = System.currentTimeMillis() + 10_000;
         while (!condition.getAsBoolean()) {
@@ -173,10 +190,21 @@ public final class Scenario {
     }
 
     private void request(int ioThread, int code, boolean oneway, long appendMillis) throws Exception {
+        dispatch(ioThread, code, oneway, appendMillis, false);
+    }
+
+    private void send(int ioThread, boolean oneway, long appendMillis, boolean failInsideLock) throws Exception {
+        dispatch(ioThread, SEND, oneway, appendMillis, failInsideLock);
+    }
+
+    private void dispatch(int ioThread, int code, boolean oneway, long appendMillis, boolean failInsideLock) throws Exception {
         RemotingCommand cmd = RemotingCommand.createRequestCommand(code);
         cmd.addExtField("topic", "TopicTest");
         if (appendMillis > 0) {
             cmd.addExtField("appendMillis", Long.toString(appendMillis));
+        }
+        if (failInsideLock) {
+            cmd.addExtField("failInsideLock", "true");
         }
         if (oneway) {
             cmd.markOnewayRPC();
@@ -188,12 +216,10 @@ public final class Scenario {
 
     /** Waits until every two-way request has its answer and the pools are idle, then stops the broker. */
     private void quiesce() throws Exception {
-        long expected = sent.stream().filter(c -> !c.isOnewayRPC()).count();
         long deadline = System.currentTimeMillis() + 10_000;
-        while (client.written.size() < expected || busy()) {
+        while (!unanswered().isEmpty() || busy()) {
             if (System.currentTimeMillis() > deadline) {
-                throw new IllegalStateException("the stand-in broker did not go quiet: " + client.written.size()
-                    + " answers of " + expected);
+                throw new IllegalStateException("the stand-in broker did not go quiet: no answer to opaques " + unanswered());
             }
             Thread.sleep(5);
         }
@@ -203,20 +229,34 @@ public final class Scenario {
             io.shutdown();
         }
         Map<String, Integer> tags = new TreeMap<>();
+        Map<Integer, Integer> perRequest = new TreeMap<>();
         for (Object o : client.written) {
-            String remark = ((RemotingCommand) o).getRemark();
+            RemotingCommand answer = (RemotingCommand) o;
+            String remark = answer.getRemark();
             String tag = remark != null && remark.startsWith("[") ? remark.substring(0, remark.indexOf(']') + 1)
-                : "code " + ((RemotingCommand) o).getCode();
+                : "code " + answer.getCode();
             tags.merge(tag, 1, Integer::sum);
+            perRequest.merge(answer.getOpaque(), 1, Integer::sum);
         }
         StringBuilder b = new StringBuilder("{");
         for (Map.Entry<String, Integer> e : tags.entrySet()) {
             b.append(b.length() > 1 ? ", " : "").append('"').append(e.getKey()).append("\": ").append(e.getValue());
         }
         System.out.println(b.append('}'));
-        if (client.written.size() != expected) {
-            throw new IllegalStateException(client.written.size() + " answers to " + expected + " two-way requests");
+        perRequest.values().removeIf(n -> n == 1);
+        if (!perRequest.isEmpty()) {
+            throw new IllegalStateException("requests answered more than once (opaque=answers): " + perRequest);
         }
+    }
+
+    private List<Integer> unanswered() {
+        List<Integer> missing = new ArrayList<>();
+        for (RemotingCommand c : sent) {
+            if (!c.isOnewayRPC() && client.written.stream().noneMatch(o -> ((RemotingCommand) o).getOpaque() == c.getOpaque())) {
+                missing.add(c.getOpaque());
+            }
+        }
+        return missing;
     }
 
     private boolean busy() {

@@ -1,13 +1,19 @@
 package org.apache.rocketmq.store;
 
 import java.util.concurrent.CompletableFuture;
+import org.apache.rocketmq.common.MQVersion;
 import org.apache.rocketmq.common.message.MessageExtBrokerInner;
 
 /**
- * Stand-in for CommitLog (5.3.3): the put lock and beginTimeInLock. As in 5.x, beginTimeInLock
- * is reset on the normal path only: an exception inside the lock leaves it stuck.
+ * Stand-in for CommitLog: the put lock and beginTimeInLock. As in 5.x, beginTimeInLock is reset
+ * on the normal path only, so an exception inside the lock leaves it stuck; 4.9.3-4.9.8 also
+ * reset it in {@code finally}.
+ *
+ * <p>Planted bug for the tests: the system property {@code standin.planted.stuck_begin_time}
+ * takes the {@code finally} reset out of 4.9.8, as 4.0.0-4.9.2 were.
  */
 public class CommitLog {
+    private static final boolean RESET_IN_FINALLY = MQVersion.STANDIN_4_9_8 && !Boolean.getBoolean("standin.planted.stuck_begin_time");
     private final PutMessageLock putMessageLock = new PutMessageReentrantLock();
     private volatile long beginTimeInLock = 0;
 
@@ -30,6 +36,9 @@ public class CommitLog {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
         } finally {
+            if (RESET_IN_FINALLY) {
+                this.beginTimeInLock = 0;
+            }
             putMessageLock.unlock();
         }
         return CompletableFuture.completedFuture(PutMessageStatus.PUT_OK);

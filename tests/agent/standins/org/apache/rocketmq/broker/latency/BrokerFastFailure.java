@@ -8,6 +8,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.apache.rocketmq.broker.BrokerController;
+import org.apache.rocketmq.common.MQVersion;
 import org.apache.rocketmq.common.Pair;
 import org.apache.rocketmq.common.future.FutureTaskExt;
 import org.apache.rocketmq.remoting.netty.RequestTask;
@@ -37,13 +38,19 @@ public class BrokerFastFailure {
         });
     }
 
+    /** 5.3.0+: the seven queues, in this order; 4.3.1-4.9.8 clean send, pull, heartbeat, endTransaction. */
     private void initCleanExpiredRequestQueueList() {
         BrokerController b = this.brokerController;
         cleanExpiredRequestQueueList.add(new Pair<>(b.getSendThreadPoolQueue(), () -> b.getBrokerConfig().getWaitTimeMillsInSendQueue()));
         cleanExpiredRequestQueueList.add(new Pair<>(b.getPullThreadPoolQueue(), () -> b.getBrokerConfig().getWaitTimeMillsInPullQueue()));
-        cleanExpiredRequestQueueList.add(new Pair<>(b.getLitePullThreadPoolQueue(), () -> b.getBrokerConfig().getWaitTimeMillsInLitePullQueue()));
+        if (!MQVersion.STANDIN_4_9_8) {
+            cleanExpiredRequestQueueList.add(new Pair<>(b.getLitePullThreadPoolQueue(), () -> b.getBrokerConfig().getWaitTimeMillsInLitePullQueue()));
+        }
         cleanExpiredRequestQueueList.add(new Pair<>(b.getHeartbeatThreadPoolQueue(), () -> b.getBrokerConfig().getWaitTimeMillsInHeartbeatQueue()));
         cleanExpiredRequestQueueList.add(new Pair<>(b.getEndTransactionThreadPoolQueue(), () -> b.getBrokerConfig().getWaitTimeMillsInTransactionQueue()));
+        if (MQVersion.STANDIN_4_9_8) {
+            return;
+        }
         cleanExpiredRequestQueueList.add(new Pair<>(b.getAckThreadPoolQueue(), () -> b.getBrokerConfig().getWaitTimeMillsInAckQueue()));
         cleanExpiredRequestQueueList.add(new Pair<>(b.getAdminBrokerThreadPoolQueue(), () -> b.getBrokerConfig().getWaitTimeMillsInAdminBrokerQueue()));
     }

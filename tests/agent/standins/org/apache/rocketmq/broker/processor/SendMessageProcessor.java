@@ -2,13 +2,14 @@ package org.apache.rocketmq.broker.processor;
 
 import io.netty.channel.ChannelHandlerContext;
 import org.apache.rocketmq.broker.BrokerController;
+import org.apache.rocketmq.common.MQVersion;
 import org.apache.rocketmq.common.message.MessageExtBrokerInner;
 import org.apache.rocketmq.remoting.netty.NettyRequestProcessor;
 import org.apache.rocketmq.remoting.protocol.RemotingCommand;
 import org.apache.rocketmq.remoting.protocol.RemotingSysResponseCode;
 import org.apache.rocketmq.store.PutMessageStatus;
 
-/** Stand-in for SendMessageProcessor (5.3.3): rejectRequest, the put, handlePutMessageResult's two answers. */
+/** Stand-in for SendMessageProcessor (5.3.3, and 4.9.8's [PC_SYNCHRONIZED] code): rejectRequest, the put, handlePutMessageResult's two answers. */
 public class SendMessageProcessor implements NettyRequestProcessor {
     private final BrokerController brokerController;
 
@@ -25,7 +26,8 @@ public class SendMessageProcessor implements NettyRequestProcessor {
         PutMessageStatus status = this.brokerController.getMessageStore().asyncPutMessage(msg).join();
         RemotingCommand response = RemotingCommand.createResponseCommand(RemotingSysResponseCode.SUCCESS, null);
         if (status == PutMessageStatus.OS_PAGE_CACHE_BUSY) {
-            response.setCode(RemotingSysResponseCode.SYSTEM_BUSY);
+            // SYSTEM_ERROR up to 5.2.0, SYSTEM_BUSY from 5.3.0
+            response.setCode(MQVersion.STANDIN_4_9_8 ? RemotingSysResponseCode.SYSTEM_ERROR : RemotingSysResponseCode.SYSTEM_BUSY);
             response.setRemark("[PC_SYNCHRONIZED]broker busy, start flow control for a while");
         }
         return response;

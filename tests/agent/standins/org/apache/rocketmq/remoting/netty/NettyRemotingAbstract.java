@@ -5,6 +5,7 @@ import io.netty.channel.ChannelHandlerContext;
 import java.util.HashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
+import org.apache.rocketmq.common.MQVersion;
 import org.apache.rocketmq.common.Pair;
 import org.apache.rocketmq.remoting.protocol.RemotingCommand;
 import org.apache.rocketmq.remoting.protocol.RemotingSysResponseCode;
@@ -12,7 +13,9 @@ import org.apache.rocketmq.remoting.protocol.RemotingSysResponseCode;
 /**
  * Stand-in for NettyRemotingAbstract (5.3.3): processRequestCommand's dispatch steps (no
  * processor, rejectRequest, RequestTask and submit, RejectedExecutionException) and
- * writeResponse, which drops a oneway request's answer. RPC hooks, metrics and shutdown are left out.
+ * writeResponse, which drops a oneway request's answer. RPC hooks, metrics and shutdown are left
+ * out. Playing 4.9.8 it answers through {@code ctx.writeAndFlush} as 4.9.8 does: the
+ * [REJECTREQUEST] and NOT_SUPPORTED answers reach a oneway request too, the others do not.
  */
 public abstract class NettyRemotingAbstract {
     protected final HashMap<Integer, Pair<NettyRequestProcessor, ExecutorService>> processorTable = new HashMap<>(64);
@@ -40,7 +43,7 @@ public abstract class NettyRemotingAbstract {
             final RemotingCommand response =
                 RemotingCommand.createResponseCommand(RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED, error);
             response.setOpaque(opaque);
-            writeResponse(ctx.channel(), cmd, response);
+            dispatcherAnswers(ctx, cmd, response);
             return;
         }
 
@@ -50,7 +53,7 @@ public abstract class NettyRemotingAbstract {
             final RemotingCommand response = RemotingCommand.createResponseCommand(RemotingSysResponseCode.SYSTEM_BUSY,
                 "[REJECTREQUEST]system busy, start flow control for a while");
             response.setOpaque(opaque);
-            writeResponse(ctx.channel(), cmd, response);
+            dispatcherAnswers(ctx, cmd, response);
             return;
         }
 
@@ -61,6 +64,15 @@ public abstract class NettyRemotingAbstract {
             final RemotingCommand response = RemotingCommand.createResponseCommand(RemotingSysResponseCode.SYSTEM_BUSY,
                 "[OVERLOAD]system busy, start flow control for a while");
             response.setOpaque(opaque);
+            writeResponse(ctx.channel(), cmd, response);
+        }
+    }
+
+    /** The dispatcher's own refusals: 4.0.0-5.0.0 write them even to a oneway request. */
+    private static void dispatcherAnswers(ChannelHandlerContext ctx, RemotingCommand cmd, RemotingCommand response) {
+        if (MQVersion.STANDIN_4_9_8) {
+            ctx.writeAndFlush(response);
+        } else {
             writeResponse(ctx.channel(), cmd, response);
         }
     }
