@@ -164,7 +164,7 @@ public final class Scenario {
         broker.setBrokerFastFailureEnable(false);
         start(2, requests);
         for (int round = 0; round <= rounds; round++) {
-            int before = client.written.size();
+            int before = client.writes.get();
             long t0 = System.nanoTime();
             List<java.util.concurrent.Future<?>> dispatched = new ArrayList<>();
             for (int i = 0; i < requests; i++) {
@@ -175,7 +175,7 @@ public final class Scenario {
             for (java.util.concurrent.Future<?> f : dispatched) {
                 f.get();
             }
-            while (client.written.size() < before + requests) {
+            while (client.writes.get() < before + requests) {
                 Thread.onSpinWait();
             }
             long ns = System.nanoTime() - t0;

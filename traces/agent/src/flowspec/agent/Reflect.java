@@ -10,15 +10,26 @@ import java.util.concurrent.ConcurrentHashMap;
  * one jar serves every release whose names match (docs/agent.md, "Releases").
  */
 final class Reflect {
-    private static final Map<String, Method> METHODS = new ConcurrentHashMap<>();
-    private static final Map<String, Field> FIELDS = new ConcurrentHashMap<>();
+    /** Per class, its members by name, found once (a hook reads several on every event). */
+    private static final ClassValue<Map<String, Method>> METHODS = new ClassValue<>() {
+        @Override
+        protected Map<String, Method> computeValue(Class<?> type) {
+            return new ConcurrentHashMap<>();
+        }
+    };
+    private static final ClassValue<Map<String, Field>> FIELDS = new ClassValue<>() {
+        @Override
+        protected Map<String, Field> computeValue(Class<?> type) {
+            return new ConcurrentHashMap<>();
+        }
+    };
 
     private Reflect() {
     }
 
     static Object call(Object target, String name) {
         Class<?> c = target.getClass();
-        Method m = METHODS.computeIfAbsent(c.getName() + "#" + name, k -> method(c, name));
+        Method m = METHODS.get(c).computeIfAbsent(name, k -> method(c, name));
         try {
             return m.invoke(target);
         } catch (ReflectiveOperationException e) {
@@ -28,7 +39,7 @@ final class Reflect {
 
     static Object get(Object target, String name) {
         Class<?> c = target.getClass();
-        Field f = FIELDS.computeIfAbsent(c.getName() + "." + name, k -> field(c, name));
+        Field f = FIELDS.get(c).computeIfAbsent(name, k -> field(c, name));
         try {
             return f.get(target);
         } catch (ReflectiveOperationException e) {

@@ -1,7 +1,8 @@
 package io.netty.channel;
 
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Stand-in for Netty's AbstractChannelHandlerContext, where every write of a channel or a
@@ -9,7 +10,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
  */
 public abstract class AbstractChannelHandlerContext implements ChannelHandlerContext {
     /** Everything written through this context, in order: the client's view of the answers. */
-    public final List<Object> written = new CopyOnWriteArrayList<>();
+    public final Queue<Object> written = new ConcurrentLinkedQueue<>();
+    /** How many messages were written (the queue's size() walks it). */
+    public final AtomicInteger writes = new AtomicInteger();
 
     @Override
     public Object writeAndFlush(Object msg) {
@@ -18,6 +21,7 @@ public abstract class AbstractChannelHandlerContext implements ChannelHandlerCon
 
     public Object writeAndFlush(Object msg, ChannelPromise promise) {
         written.add(msg);
+        writes.incrementAndGet();
         return null;
     }
 }
