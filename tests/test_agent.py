@@ -176,3 +176,12 @@ def test_a_broker_that_never_stopped_cleanly_leaves_no_header(classes: Path, tmp
     (tmp_path / "overload-5.3.3" / "part-00000.jsonl").unlink()  # what a killed broker leaves
     with pytest.raises(TraceInputError, match="before"):
         validate([str(tmp_path)])
+
+
+def test_more_dispatching_threads_than_the_header_says_mark_the_trace(
+    classes: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The scenario dispatches on two threads; a header with io_threads=1 could not be replayed.
+    record(classes, tmp_path, "overload", "io_threads=1")
+    assert main(["check", str(tmp_path)]) == 2
+    assert "more threads dispatch requests than the header's io_threads (1)" in capsys.readouterr().err

@@ -110,14 +110,19 @@ final class Broker {
         return desc.replaceFirst("^V", "").replace('_', '.').replaceFirst("\\.SNAPSHOT$", "");
     }
 
+    /** The header's io_threads: the option, else NettyServerConfig.serverWorkerThreads. */
+    static int ioThreads(Object controller, Options options) {
+        return options.ioThreads > 0 ? options.ioThreads
+            : Reflect.getInt(Reflect.call(controller, "getNettyServerConfig"), "getServerWorkerThreads");
+    }
+
     /** The header record (JSON, without recording_incomplete, which the recorder adds at the end). */
     static String header(Object controller, Options options, long start) throws ReflectiveOperationException {
         String release = release(controller);
         String profile = options.profile != null ? options.profile : release;
         Object broker = Reflect.call(controller, "getBrokerConfig");
         Object store = Reflect.call(controller, "getMessageStoreConfig");
-        int io = options.ioThreads > 0 ? options.ioThreads
-            : Reflect.getInt(Reflect.call(controller, "getNettyServerConfig"), "getServerWorkerThreads");
+        int io = ioThreads(controller, options);
         StringBuilder b = new StringBuilder(1024);
         b.append("{\"trace_id\":");
         Event.string(b, options.traceId);

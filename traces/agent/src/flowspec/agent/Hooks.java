@@ -89,6 +89,8 @@ public final class Hooks {
     /** The put path's answers, numbered at the put lock's release and not yet written, by request id. */
     private static final Map<Long, Event> UNWRITTEN = new java.util.concurrent.ConcurrentHashMap<>();
     private static long faultCountdown = -1;
+    /** The header's io_threads: a trace whose dispatching threads outnumber it cannot be valid. */
+    private static int ioThreadsDeclared = Integer.MAX_VALUE;
 
     private Hooks() {
     }
@@ -131,6 +133,7 @@ public final class Hooks {
         try {
             long start = rec.now();
             EXECUTORS.putAll(Broker.executors(controller, options));
+            ioThreadsDeclared = Broker.ioThreads(controller, options);
             rec.setHeader(Broker.header(controller, options, start));
         } catch (Throwable t) {
             rec.agentError(t);
@@ -150,6 +153,10 @@ public final class Hooks {
             if (io == null) {
                 io = IO_THREADS.size();
                 IO_THREADS.put(t, io);
+                if (io == ioThreadsDeclared) {
+                    throw new IllegalStateException("more threads dispatch requests than the header's io_threads ("
+                        + ioThreadsDeclared + "): set the agent's io_threads option");
+                }
             }
             Dispatch d = new Dispatch(io, cmd, handler);
             DISPATCH.set(d);
