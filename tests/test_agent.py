@@ -47,11 +47,17 @@ def classes(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def record(
-    classes: Path, out: Path, scenario: str, *options: str, release: str = "5.3.3", props: tuple[str, ...] = ()
+    classes: Path,
+    out: Path,
+    scenario: str,
+    *options: str,
+    release: str = "5.3.3",
+    level: str = "queues",
+    props: tuple[str, ...] = (),
 ) -> dict[str, int]:
-    """Runs the scenario with the agent attached, into the trace ``out/SCENARIO-RELEASE``; the
-    answers the client saw, by remark tag."""
-    agent = ",".join([f"out={out}", f"trace_id={scenario}-{release}", EXECUTORS[release], *options])
+    """Runs the scenario with the agent attached, into the trace ``out/SCENARIO-RELEASE-LEVEL``;
+    the answers the client saw, by remark tag."""
+    agent = ",".join([f"out={out}", f"trace_id={scenario}-{release}-{level}", f"level={level}", EXECUTORS[release], *options])
     run = subprocess.run(
         ["java", *RELEASE[release], *props, f"-javaagent:{AGENT_JAR}={agent}", "-cp", str(classes), "flowspec.standin.Scenario", scenario],
         capture_output=True,
@@ -81,6 +87,8 @@ SCENARIOS = {
 #: Both releases: 5.3.3's stuck beginTimeInLock after an exception in the put lock refuses the
 #: sends that follow; 4.9.8 resets it in ``finally`` and serves them.
 FAULT = {"5.3.3": ({"[REJECTREQUEST]"}, {"DispatchRejectsRequest"}), "4.9.8": ({"code 0"}, {"Response"})}
+#: At 'full' the put path's answers are on its steps, which the trace then shows.
+FULL_KINDS = {"WorkerPassesPutCheck", "WorkerAcquiresPutLock", "WorkerCreatesMappedFile", "WorkerAppendsAndUnlocks"}
 
 
 def verdicts(capsys: pytest.CaptureFixture[str], paths: list[Path], expected_exit: int) -> dict[str, Any]:
@@ -93,23 +101,31 @@ def verdicts(capsys: pytest.CaptureFixture[str], paths: list[Path], expected_exi
 
 
 @pytest.mark.spark
+@pytest.mark.parametrize("level", ["queues", "full"])
 @pytest.mark.parametrize("release", ["5.3.3", "4.9.8"])
 def test_the_scenarios_recorded_by_the_agent_are_conformant(
-    spark: SparkSession, classes: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], release: str
+    spark: SparkSession, classes: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], release: str, level: str
 ) -> None:
     # steady sends admin commands, which 4.9.8's trace cannot model (EXECUTORS)
     scenarios = {**SCENARIOS, "fault-inside-lock": FAULT[release]}
     if release == "4.9.8":
         del scenarios["steady"]
+    recorded: set[str] = set()
     for scenario, (answers, kinds) in scenarios.items():
-        seen = record(classes, tmp_path, scenario, release=release)
+        seen = record(classes, tmp_path, scenario, release=release, level=level)
         assert answers <= set(seen), f"{scenario}: the client saw {seen}, expected {answers} among them"
-        trace = events(tmp_path / f"{scenario}-{release}")
+        trace = events(tmp_path / f"{scenario}-{release}-{level}")
         assert trace[0]["profile"] == trace[0]["implementation_version"] == release
-        recorded = {e["kind"] for e in trace}
-        assert kinds <= recorded, f"{scenario}: the trace lacks {kinds - recorded}"
+        assert trace[0]["observation"] == level
+        kinds_seen = {e["kind"] for e in trace}
+        if level == "full":
+            kinds = kinds - {"Response"}
+        assert kinds <= kinds_seen, f"{scenario}: the trace lacks {kinds - kinds_seen}"
+        recorded |= kinds_seen
+    if level == "full":
+        assert FULL_KINDS <= recorded and "Response" not in recorded
     found = verdicts(capsys, [tmp_path], 0)
-    assert found == {f"{s}-{release}": ("conformant", []) for s in scenarios}
+    assert found == {f"{s}-{release}-{level}": ("conformant", []) for s in scenarios}
 
 
 @pytest.mark.spark
@@ -127,15 +143,29 @@ def test_a_4_9_8_broker_with_a_stuck_begin_time_in_lock_is_a_violation(
     spark: SparkSession, classes: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # The planted 4.9.8 stand-in leaves beginTimeInLock stuck after the exception, as 4.0.0-4.9.2
-    # did: its [REJECTREQUEST] answers have no busy store under 4.9.8's spec. At 'queues' the put
-    # lock is not shown, so the replay names the dispatch guard that fails; the claim
-    # rejectrequest_only_while_busy_or_deficient needs 'full' (inconclusive here).
+    # did: its [REJECTREQUEST] answers have no busy store under 4.9.8's spec.
     props = ("-Dstandin.planted.stuck_begin_time=true",)
     assert "[REJECTREQUEST]" in record(classes, tmp_path, "fault-inside-lock", release="4.9.8", props=props)
-    [(verdict, broken)] = verdicts(capsys, [tmp_path], 1).values()
-    [(rule, _, [sample])] = broken
+    assert "[REJECTREQUEST]" in record(classes, tmp_path, "fault-inside-lock", release="4.9.8", level="full", props=props)
+    found = verdicts(capsys, [tmp_path], 1)
+    # At 'queues' the put lock is not shown: the replay names the dispatch guard that fails.
+    verdict, [(rule, _, [sample])] = found["fault-inside-lock-4.9.8-queues"]
     assert verdict == "violation" and rule == "replay"
     assert "DispatchRejectsRequest" in sample["detail"] and "rejectRequest()`` is true (store busy" in sample["detail"]
+    # At 'full' the claim itself is judged.
+    verdict, broken = found["fault-inside-lock-4.9.8-full"]
+    assert verdict == "violation" and {r for r, _, _ in broken} == {"replay", "rejectrequest_only_while_busy_or_deficient"}
+
+
+@pytest.mark.spark
+def test_5_3_3_s_stuck_begin_time_in_lock_is_its_known_defect_at_full(
+    spark: SparkSession, classes: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record(classes, tmp_path, "fault-inside-lock", level="full")
+    assert main(["check", str(tmp_path), "--json"]) == 0
+    [trace] = json.loads(capsys.readouterr().out)["traces"]
+    assert trace["verdict"] == "conformant"
+    assert {f["rule"]: f["status"] for f in trace["findings"]}["begin_time_zero_when_lock_free"] == "known defect"
 
 
 def test_a_trace_with_lost_events_is_refused_as_incomplete(classes: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -144,7 +174,7 @@ def test_a_trace_with_lost_events_is_refused_as_incomplete(classes: Path, tmp_pa
     assert sum(answers.values()) == 8 and "[OVERLOAD]" in answers  # the broker answered as without the agent
     assert main(["check", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert "overload-5.3.3/part-00000.jsonl:1: field 'recording_incomplete'" in err and "events lost: the agent's buffer (4 events) was full" in err
+    assert "overload-5.3.3-queues/part-00000.jsonl:1: field 'recording_incomplete'" in err and "events lost: the agent's buffer (4 events) was full" in err
 
 
 def test_a_failing_hook_never_reaches_the_broker_and_marks_the_trace(
@@ -173,7 +203,7 @@ def test_a_header_that_says_the_recording_is_incomplete_is_refused(tmp_path: Pat
 def test_a_broker_that_never_stopped_cleanly_leaves_no_header(classes: Path, tmp_path: Path) -> None:
     """Without the shutdown hook's header the events are refused (an event before its header)."""
     record(classes, tmp_path, "overload")
-    (tmp_path / "overload-5.3.3" / "part-00000.jsonl").unlink()  # what a killed broker leaves
+    (tmp_path / "overload-5.3.3-queues" / "part-00000.jsonl").unlink()  # what a killed broker leaves
     with pytest.raises(TraceInputError, match="before"):
         validate([str(tmp_path)])
 

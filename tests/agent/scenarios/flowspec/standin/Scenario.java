@@ -68,6 +68,7 @@ public final class Scenario {
     }
 
     private void start(int sendThreads, int sendCapacity) {
+        store.setMappedFileSizeCommitLog(4 * org.apache.rocketmq.store.CommitLog.MESSAGE_BYTES); // a new file every 4 puts
         broker.setSendMessageThreadPoolNums(sendThreads);
         broker.setSendThreadPoolQueueCapacity(sendCapacity);
         broker.setAdminBrokerThreadPoolNums(1);

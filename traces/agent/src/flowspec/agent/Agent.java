@@ -22,7 +22,7 @@ import net.bytebuddy.utility.JavaModule;
 /**
  * {@code -javaagent:flowspec-agent.jar=out=DIR[,level=queues,...]}: records the broker's flow
  * control as a trace of docs/trace-format.md. It instruments, by class and method name, the code
- * points docs/instrumenting.md lists for the {@code queues} level, alike in 4.9.x and 5.x (the
+ * points docs/instrumenting.md lists for the {@code queues} and {@code full} levels, alike in 4.9.x and 5.x (the
  * advice below), and calls {@link Hooks}.
  */
 public final class Agent {
@@ -60,6 +60,9 @@ public final class Agent {
             .transform(advice(PageCacheBusy.class, named("isOSPageCacheBusy").and(takesArguments(0))))
             .type(hasSuperType(named("org.apache.rocketmq.store.PutMessageLock")).and(not(isInterface())))
             .transform(advice(PutLockRelease.class, named("unlock").and(takesArguments(0))))
+            .transform(advice(PutLockAcquire.class, named("lock").and(takesArguments(0))))
+            .type(named("org.apache.rocketmq.store.MappedFileQueue"))
+            .transform(advice(MappedFileReturned.class, named("getLastMappedFile")))
             .type(named("org.apache.rocketmq.common.BrokerConfig"))
             .transform(advice(FastFailureSwitch.class, named("isBrokerFastFailureEnable").and(takesArguments(0))))
             .type(named("org.apache.rocketmq.broker.latency.BrokerFastFailure"))
@@ -158,12 +161,26 @@ public final class Agent {
     public static final class PutScope {
         @Advice.OnMethodEnter(suppress = Throwable.class)
         static void enter() {
-            Hooks.putScope(1);
+            Hooks.putScope(1, false);
         }
 
         @Advice.OnMethodExit(suppress = Throwable.class, onThrowable = Throwable.class)
+        static void exit(@Advice.Thrown Throwable thrown) {
+            Hooks.putScope(-1, thrown != null);
+        }
+    }
+
+    public static final class PutLockAcquire {
+        @Advice.OnMethodExit(suppress = Throwable.class)
         static void exit() {
-            Hooks.putScope(-1);
+            Hooks.putLockAcquired();
+        }
+    }
+
+    public static final class MappedFileReturned {
+        @Advice.OnMethodExit(suppress = Throwable.class)
+        static void exit(@Advice.This Object fileQueue, @Advice.Return Object file) {
+            Hooks.mappedFileReturned(fileQueue, file);
         }
     }
 

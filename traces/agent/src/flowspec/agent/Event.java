@@ -18,7 +18,7 @@ final class Event {
         }
     }
 
-    final String kind;
+    String kind; // decided late for the put lock's release at 'full' (appends or throws)
     long seq;
     long ts;
     int ioThread = -1;
@@ -36,6 +36,20 @@ final class Event {
      * answer, numbered when the put lock is released and filled when the processor writes it.
      */
     volatile boolean ready = true;
+    private final java.util.concurrent.atomic.AtomicInteger missing = new java.util.concurrent.atomic.AtomicInteger();
+
+    /** Holds the event's place until {@code parts} pieces of its content (its answer, its kind) arrive. */
+    void awaiting(int parts) {
+        missing.set(parts);
+        ready = parts == 0;
+    }
+
+    /** One awaited piece arrived; the last makes the event ready for the writer. */
+    void arrived() {
+        if (missing.decrementAndGet() == 0) {
+            ready = true;
+        }
+    }
 
     Event(String kind) {
         this.kind = kind;

@@ -9,7 +9,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 
 /**
  * What the instrumented broker code calls: each method is one code point of
- * docs/instrumenting.md, at {@code queues} level. It keeps the little state the events need
+ * docs/instrumenting.md, at the {@code queues} and {@code full} levels. It keeps the little state the events need
  * (which thread is which IO thread or worker, what a dispatch or a worker's run has done so far)
  * and emits the events under the recorder's step lock.
  *
@@ -20,6 +20,8 @@ import java.util.concurrent.ThreadPoolExecutor;
 public final class Hooks {
     private static Recorder rec;
     private static Options options;
+    /** The 'full' level: the put path's steps too. */
+    private static boolean full;
 
     /** What a dispatch ({@code processRequestCommand}) has done so far on this IO thread. */
     private static final class Dispatch {
@@ -58,6 +60,8 @@ public final class Hooks {
         final boolean oneway;
         int putDepth; // inside DefaultMessageStore's put methods
         Boolean busy; // the put pre-check's isOSPageCacheBusy(), null if no put
+        boolean inLock; // 'full': holds the put lock
+        Event released; // 'full': the lock's release, whose kind the put's outcome decides
         final List<Event.Answer> answers = new ArrayList<>(1);
 
         Run(Worker worker, boolean cancelled, long requestId, boolean oneway) {
@@ -98,6 +102,7 @@ public final class Hooks {
     static void install(Recorder recorder, Options opts) {
         rec = recorder;
         options = opts;
+        full = opts.level.equals("full");
         faultCountdown = opts.faultAfter;
     }
 
@@ -313,11 +318,52 @@ public final class Hooks {
         }
     }
 
-    /** DefaultMessageStore's put methods: entry (+1) and exit (-1). */
-    public static void putScope(int delta) {
+    /** DefaultMessageStore's put methods: entry (+1) and exit (-1, {@code thrown} if by an exception). */
+    public static void putScope(int delta, boolean thrown) {
         Run r = RUN.get();
-        if (r != null) {
-            r.putDepth += delta;
+        if (r == null) {
+            return;
+        }
+        r.putDepth += delta;
+        if (r.putDepth == 0 && r.released != null) {
+            if (thrown) {
+                r.released.kind = "WorkerThrowsInsideLock";
+            }
+            r.released.arrived();
+            r.released = null;
+        }
+    }
+
+    /** 'full': a PutMessageLock's lock() returned inside a worker's put: WorkerAcquiresPutLock. */
+    public static void putLockAcquired() {
+        try {
+            Run r = RUN.get();
+            if (!full || r == null || r.putDepth == 0 || r.inLock) {
+                return;
+            }
+            r.inLock = true;
+            rec.emitLocked(Event.onWorker("WorkerAcquiresPutLock", r.worker.executor, r.worker.index));
+        } catch (Throwable t) {
+            rec.agentError(t);
+        }
+    }
+
+    /** The last file each MappedFileQueue returned: a different one inside the lock is a new file. */
+    private static final Map<Object, Object> LAST_FILE = java.util.Collections.synchronizedMap(new IdentityHashMap<>());
+
+    /** 'full': MappedFileQueue.getLastMappedFile returned; a new file inside the lock is WorkerCreatesMappedFile. */
+    public static void mappedFileReturned(Object fileQueue, Object file) {
+        try {
+            if (!full || file == null) {
+                return;
+            }
+            Object before = LAST_FILE.put(fileQueue, file);
+            Run r = RUN.get();
+            if (file != before && r != null && r.inLock) {
+                rec.emitLocked(Event.onWorker("WorkerCreatesMappedFile", r.worker.executor, r.worker.index));
+            }
+        } catch (Throwable t) {
+            rec.agentError(t);
         }
     }
 
@@ -331,11 +377,26 @@ public final class Hooks {
     public static void putLockReleasing() {
         try {
             Run r = RUN.get();
+            if (full) {
+                if (r == null || !r.inLock) {
+                    return; // not a worker's put, or an inner lock of the same release
+                }
+                r.inLock = false;
+                // WorkerAppendsAndUnlocks, or WorkerThrowsInsideLock if the put ends by an exception
+                Event e = Event.onWorker("WorkerAppendsAndUnlocks", r.worker.executor, r.worker.index);
+                e.awaiting(r.oneway ? 1 : 2);
+                r.released = e;
+                if (!r.oneway) {
+                    UNWRITTEN.put(r.requestId, e);
+                }
+                rec.emitLocked(e);
+                return;
+            }
             if (r == null || r.putDepth == 0 || r.oneway || UNWRITTEN.containsKey(r.requestId)) {
                 return; // not a worker's put, or an inner lock of the same release
             }
             Event e = new Event("Response");
-            e.ready = false;
+            e.awaiting(1);
             UNWRITTEN.put(r.requestId, e);
             rec.emitLocked(e);
         } catch (Throwable t) {
@@ -371,10 +432,12 @@ public final class Hooks {
             if (busy) {
                 Event e = Event.onWorker("WorkerFindsPageCacheBusy", r.worker.executor, r.worker.index);
                 if (!r.oneway) {
-                    e.ready = false;
+                    e.awaiting(1);
                     UNWRITTEN.put(r.requestId, e);
                 }
                 rec.emit(e);
+            } else if (full) {
+                rec.emit(Event.onWorker("WorkerPassesPutCheck", r.worker.executor, r.worker.index));
             }
         } catch (Throwable t) {
             rec.agentError(t);
@@ -425,7 +488,7 @@ public final class Hooks {
             Event unwritten = UNWRITTEN.remove(a.opaque);
             if (unwritten != null) {
                 unwritten.responses.add(a);
-                unwritten.ready = true;
+                unwritten.arrived();
                 return;
             }
             Dispatch d = DISPATCH.get();

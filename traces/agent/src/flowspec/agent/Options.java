@@ -63,9 +63,9 @@ final class Options {
         if (o.out == null) {
             throw new IllegalArgumentException("flowspec agent: option out=DIR is required");
         }
-        if (!o.level.equals("queues")) {
+        if (!o.level.equals("queues") && !o.level.equals("full")) {
             throw new IllegalArgumentException("flowspec agent: level '" + o.level
-                + "' is not supported; this agent records 'queues' (docs/agent.md says what 'full' needs)");
+                + "' is not supported; this agent records 'queues' or 'full' (docs/agent.md)");
         }
         for (String e : o.executors) {
             if (!ALL_EXECUTORS.contains(e)) {

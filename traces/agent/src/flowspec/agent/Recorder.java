@@ -168,8 +168,8 @@ final class Recorder {
         long deadline = System.currentTimeMillis() + CONTENT_TIMEOUT_MS;
         while (!e.ready) {
             if (System.currentTimeMillis() > deadline) {
-                agentError(new IllegalStateException("the answer of the put lock's release at seq " + e.seq
-                    + " was never written"));
+                agentError(new IllegalStateException("the content of the event at seq " + e.seq
+                    + " (the put path's answer or outcome) never came"));
                 return;
             }
             Thread.sleep(1);

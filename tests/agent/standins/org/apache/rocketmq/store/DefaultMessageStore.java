@@ -7,10 +7,11 @@ import org.apache.rocketmq.store.config.MessageStoreConfig;
 /** Stand-in for DefaultMessageStore (5.3.3): the busy pre-check before the commit log's put. */
 public class DefaultMessageStore {
     private final MessageStoreConfig messageStoreConfig;
-    private final CommitLog commitLog = new CommitLog();
+    private final CommitLog commitLog;
 
     public DefaultMessageStore(MessageStoreConfig messageStoreConfig) {
         this.messageStoreConfig = messageStoreConfig;
+        this.commitLog = new CommitLog(messageStoreConfig.getMappedFileSizeCommitLog());
     }
 
     public CompletableFuture<PutMessageStatus> asyncPutMessage(MessageExtBrokerInner msg) {
