@@ -11,18 +11,17 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class Reflect {
     /** Per class, its members by name, found once (a hook reads several on every event). */
-    private static final ClassValue<Map<String, Method>> METHODS = new ClassValue<>() {
-        @Override
-        protected Map<String, Method> computeValue(Class<?> type) {
-            return new ConcurrentHashMap<>();
-        }
-    };
-    private static final ClassValue<Map<String, Field>> FIELDS = new ClassValue<>() {
-        @Override
-        protected Map<String, Field> computeValue(Class<?> type) {
-            return new ConcurrentHashMap<>();
-        }
-    };
+    private static final ClassValue<Map<String, Method>> METHODS = byName();
+    private static final ClassValue<Map<String, Field>> FIELDS = byName();
+
+    private static <T> ClassValue<Map<String, T>> byName() {
+        return new ClassValue<>() {
+            @Override
+            protected Map<String, T> computeValue(Class<?> type) {
+                return new ConcurrentHashMap<>();
+            }
+        };
+    }
 
     private Reflect() {
     }
