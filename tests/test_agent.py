@@ -215,3 +215,15 @@ def test_more_dispatching_threads_than_the_header_says_mark_the_trace(
     record(classes, tmp_path, "overload", "io_threads=1")
     assert main(["check", str(tmp_path)]) == 2
     assert "more threads dispatch requests than the header's io_threads (1)" in capsys.readouterr().err
+
+
+def test_an_unknown_level_stops_the_jvm_before_the_broker_starts(classes: Path, tmp_path: Path) -> None:
+    """A misconfigured agent fails loudly at start, rather than record a trace no one asked for."""
+    run = subprocess.run(
+        ["java", f"-javaagent:{AGENT_JAR}=out={tmp_path},level=black-box", "-cp", str(classes), "flowspec.standin.Scenario", "steady"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode != 0 and "level 'black-box' is not supported" in run.stderr
+    assert not any(tmp_path.iterdir())
