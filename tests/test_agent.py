@@ -81,6 +81,7 @@ SCENARIOS = {
     "timeout": ({"[TIMEOUT_CLEAN_QUEUE]"}, {"FastFailureStartsRun", "FastFailureCleansExpiredHead", "FastFailureStopsAtHead"}),
     "slow-disk": ({"[REJECTREQUEST]", "[PCBUSY_CLEAN_QUEUE]"}, {"DispatchRejectsRequest", "FastFailureDrainsBusySendQueue"}),
     "fast-failure-off": ({"code 0"}, {"FastFailureSkipsRun"}),
+    "pool-exhaustion": ({"[REJECTREQUEST]"}, {"DispatchRejectsRequest"}),
 }
 
 
@@ -88,7 +89,14 @@ SCENARIOS = {
 #: sends that follow; 4.9.8 resets it in ``finally`` and serves them.
 FAULT = {"5.3.3": ({"[REJECTREQUEST]"}, {"DispatchRejectsRequest"}), "4.9.8": ({"code 0"}, {"Response"})}
 #: At 'full' the put path's answers are on its steps, which the trace then shows.
-FULL_KINDS = {"WorkerPassesPutCheck", "WorkerAcquiresPutLock", "WorkerCreatesMappedFile", "WorkerAppendsAndUnlocks"}
+FULL_KINDS = {
+    "WorkerPassesPutCheck",
+    "WorkerAcquiresPutLock",
+    "WorkerCreatesMappedFile",
+    "WorkerAppendsAndUnlocks",
+    "CommitServiceCommits",
+    "CommitServiceReturnsBuffer",
+}
 
 
 def verdicts(capsys: pytest.CaptureFixture[str], paths: list[Path], expected_exit: int) -> dict[str, Any]:

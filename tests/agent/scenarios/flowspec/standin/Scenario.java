@@ -62,6 +62,7 @@ public final class Scenario {
             case "slow-disk": slowDisk(); break;
             case "fast-failure-off": broker.setBrokerFastFailureEnable(false); timeout(); break;
             case "fault-inside-lock": faultInsideLock(); break;
+            case "pool-exhaustion": poolExhaustion(); break;
             default: throw new IllegalArgumentException("unknown scenario " + name);
         }
         quiesce();
@@ -144,6 +145,24 @@ public final class Scenario {
             request(i % 2, SEND, false, 0);
             Thread.sleep(2);
         }
+    }
+
+    /**
+     * A pool of two buffers, files of four puts and a slow commit service: a burst of sends
+     * lends both buffers out before any file is committed, and the sends that follow are refused
+     * [REJECTREQUEST] (isTransientStorePoolDeficient) until a commit gives a buffer back.
+     */
+    private void poolExhaustion() throws Exception {
+        store.setTransientStorePoolEnable(true);
+        store.setTransientStorePoolSize(2);
+        store.setCommitIntervalCommitLog(400);
+        start(1, 16);
+        for (int i = 0; i < 12; i++) {
+            request(i % 2, SEND, false, 0);
+            Thread.sleep(2);
+        }
+        await(() -> !controller.getMessageStore().isTransientStorePoolDeficient());
+        request(0, SEND, false, 0);
     }
 
     private static void await(java.util.function.BooleanSupplier condition) throws InterruptedException {

@@ -61,6 +61,10 @@ public final class Agent {
             .type(hasSuperType(named("org.apache.rocketmq.store.PutMessageLock")).and(not(isInterface())))
             .transform(advice(PutLockRelease.class, named("unlock").and(takesArguments(0))))
             .transform(advice(PutLockAcquire.class, named("lock").and(takesArguments(0))))
+            .type(namedOneOf("org.apache.rocketmq.store.MappedFile", "org.apache.rocketmq.store.logfile.DefaultMappedFile"))
+            .transform(advice(Commit.class, named("commit0").and(takesArguments(0))))
+            .type(named("org.apache.rocketmq.store.TransientStorePool"))
+            .transform(advice(BufferReturn.class, named("returnBuffer").and(takesArguments(1))))
             .type(named("org.apache.rocketmq.store.MappedFileQueue"))
             .transform(advice(MappedFileReturned.class, named("getLastMappedFile")))
             .type(named("org.apache.rocketmq.common.BrokerConfig"))
@@ -174,6 +178,25 @@ public final class Agent {
         @Advice.OnMethodExit(suppress = Throwable.class)
         static void exit() {
             Hooks.putLockAcquired();
+        }
+    }
+
+    public static final class Commit {
+        @Advice.OnMethodEnter(suppress = Throwable.class)
+        static boolean enter() {
+            return Hooks.commitEntering();
+        }
+
+        @Advice.OnMethodExit(suppress = Throwable.class, onThrowable = Throwable.class)
+        static void exit(@Advice.Enter boolean locked) {
+            Hooks.commitReturned(locked);
+        }
+    }
+
+    public static final class BufferReturn {
+        @Advice.OnMethodEnter(suppress = Throwable.class)
+        static void enter() {
+            Hooks.bufferReturning();
         }
     }
 

@@ -348,6 +348,40 @@ public final class Hooks {
         }
     }
 
+    /** 'full': a mapped file's commit0() entered (the commit service): the lock is held to its exit. */
+    public static boolean commitEntering() {
+        if (!full) {
+            return false;
+        }
+        rec.step.lock();
+        return true;
+    }
+
+    /** 'full': commit0() returned: CommitServiceCommits; the lock is released. */
+    public static void commitReturned(boolean locked) {
+        if (!locked) {
+            return;
+        }
+        try {
+            rec.emit(new Event("CommitServiceCommits"));
+        } catch (Throwable t) {
+            rec.agentError(t);
+        } finally {
+            rec.step.unlock();
+        }
+    }
+
+    /** 'full': TransientStorePool.returnBuffer entered: CommitServiceReturnsBuffer. */
+    public static void bufferReturning() {
+        try {
+            if (full) {
+                rec.emitLocked(new Event("CommitServiceReturnsBuffer"));
+            }
+        } catch (Throwable t) {
+            rec.agentError(t);
+        }
+    }
+
     /** The last file each MappedFileQueue returned: a different one inside the lock is a new file. */
     private static final Map<Object, Object> LAST_FILE = java.util.Collections.synchronizedMap(new IdentityHashMap<>());
 

@@ -86,6 +86,7 @@ public class BrokerController {
     }
 
     public void start() {
+        this.messageStore.start();
         this.brokerFastFailure.start();
     }
 

@@ -20,8 +20,12 @@ public class CommitLog {
     private volatile long beginTimeInLock = 0;
     private final MappedFileQueue mappedFileQueue;
 
-    public CommitLog(int mappedFileSize) {
-        this.mappedFileQueue = new MappedFileQueue(mappedFileSize);
+    public CommitLog(int mappedFileSize, TransientStorePool transientStorePool) {
+        this.mappedFileQueue = new MappedFileQueue(mappedFileSize, transientStorePool);
+    }
+
+    public MappedFileQueue getMappedFileQueue() {
+        return mappedFileQueue;
     }
 
     public long getBeginTimeInLock() {

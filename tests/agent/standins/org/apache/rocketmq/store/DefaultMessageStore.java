@@ -8,10 +8,32 @@ import org.apache.rocketmq.store.config.MessageStoreConfig;
 public class DefaultMessageStore {
     private final MessageStoreConfig messageStoreConfig;
     private final CommitLog commitLog;
+    private final TransientStorePool transientStorePool;
 
     public DefaultMessageStore(MessageStoreConfig messageStoreConfig) {
         this.messageStoreConfig = messageStoreConfig;
-        this.commitLog = new CommitLog(messageStoreConfig.getMappedFileSizeCommitLog());
+        this.transientStorePool = messageStoreConfig.isTransientStorePoolEnable()
+            ? new TransientStorePool(messageStoreConfig.getTransientStorePoolSize()) : null;
+        this.commitLog = new CommitLog(messageStoreConfig.getMappedFileSizeCommitLog(), transientStorePool);
+    }
+
+    /** Starts CommitLog's CommitRealTimeService when the pool is enabled: a commit every commitIntervalCommitLog ms. */
+    public void start() {
+        if (transientStorePool == null) {
+            return;
+        }
+        Thread commit = new Thread(() -> {
+            while (!Thread.currentThread().isInterrupted()) {
+                try {
+                    Thread.sleep(messageStoreConfig.getCommitIntervalCommitLog());
+                } catch (InterruptedException e) {
+                    return;
+                }
+                commitLog.getMappedFileQueue().commit();
+            }
+        }, "CommitRealTimeService");
+        commit.setDaemon(true);
+        commit.start();
     }
 
     public CompletableFuture<PutMessageStatus> asyncPutMessage(MessageExtBrokerInner msg) {
@@ -31,7 +53,14 @@ public class DefaultMessageStore {
         return diff < 10000000 && diff > this.messageStoreConfig.getOsPageCacheBusyTimeOutMills();
     }
 
+    public int remainTransientStoreBufferNumbs() {
+        if (this.messageStoreConfig.isTransientStorePoolEnable()) {
+            return this.transientStorePool.availableBufferNums();
+        }
+        return Integer.MAX_VALUE;
+    }
+
     public boolean isTransientStorePoolDeficient() {
-        return false; // the stand-ins run without the TransientStorePool
+        return remainTransientStoreBufferNumbs() == 0;
     }
 }

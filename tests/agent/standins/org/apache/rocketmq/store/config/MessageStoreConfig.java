@@ -12,7 +12,13 @@ public class MessageStoreConfig {
     public void setMappedFileSizeCommitLog(int v) { mappedFileSizeCommitLog = v; }
     public long getOsPageCacheBusyTimeOutMills() { return osPageCacheBusyTimeOutMills; }
     public void setOsPageCacheBusyTimeOutMills(long v) { osPageCacheBusyTimeOutMills = v; }
+    private int commitIntervalCommitLog = 200;
+
     public boolean isTransientStorePoolEnable() { return transientStorePoolEnable; }
+    public void setTransientStorePoolEnable(boolean v) { transientStorePoolEnable = v; }
     public int getTransientStorePoolSize() { return transientStorePoolSize; }
+    public void setTransientStorePoolSize(int v) { transientStorePoolSize = v; }
+    public int getCommitIntervalCommitLog() { return commitIntervalCommitLog; }
+    public void setCommitIntervalCommitLog(int v) { commitIntervalCommitLog = v; }
     public FlushDiskType getFlushDiskType() { return flushDiskType; }
 }
