@@ -21,12 +21,13 @@ export PYTHONHASHSEED        := 0
 .DEFAULT_GOAL := help
 # Targets run one after another (test = typecheck, then pytest, then symbolic).
 .NOTPARALLEL:
-.PHONY: help venv compiled check-java demo test typecheck pytest symbolic check-deep mutants bench bench-100m docs clean distclean
+.PHONY: help venv compiled check-java agent demo test typecheck pytest symbolic check-deep mutants bench bench-100m docs clean distclean
 
 help:
 	@echo "make venv        create/refresh .venv and install the project with its dev tools"
 	@echo "make compiled    compile the spec with mypyc for the replay's workers (make venv does it)"
 	@echo "make test        typecheck + pytest + symbolic + mutants (what CI runs)"
+	@echo "make agent       build the Java agent that records a broker's trace (build/flowspec-agent.jar)"
 	@echo "make typecheck   mypy --strict on the packages"
 	@echo "make pytest      the test suite (PYTEST_ARGS='...' to pass options)"
 	@echo "make symbolic    CrossHair contract checks (python -m properties.symbolic)"
@@ -76,6 +77,30 @@ check-java:
 	  exit 1; \
 	fi
 
+# ---------------------------------------------------------------- the Java agent
+
+# The agent that records a running broker's trace (docs/agent.md), with Byte Buddy (Debian's
+# libbyte-buddy-java, which bundles its ASM) unpacked into the jar, so that the one file is all
+# a broker host needs.
+BYTE_BUDDY  ?= /usr/share/java/byte-buddy.jar
+AGENT_JAR   := build/flowspec-agent.jar
+AGENT_SRC   := $(wildcard traces/agent/src/flowspec/agent/*.java)
+
+agent: $(AGENT_JAR)
+
+$(AGENT_JAR): $(AGENT_SRC) traces/agent/MANIFEST.MF
+	@command -v javac >/dev/null || { \
+	  echo "error: the agent needs a JDK >= 17 ('javac' not found)."; \
+	  echo "       On Debian/Ubuntu install it with: apt-get install -y openjdk-17-jdk-headless"; exit 1; }
+	@test -f "$(BYTE_BUDDY)" || { \
+	  echo "error: the agent needs Byte Buddy, and $(BYTE_BUDDY) does not exist."; \
+	  echo "       On Debian/Ubuntu install it with: apt-get install -y libbyte-buddy-java"; \
+	  echo "       (or point BYTE_BUDDY at a byte-buddy jar)"; exit 1; }
+	rm -rf build/agent && mkdir -p build/agent/classes
+	javac --release 17 -nowarn -d build/agent/classes -cp $(BYTE_BUDDY) $(AGENT_SRC)
+	cd build/agent/classes && jar xf $(abspath $(BYTE_BUDDY)) net
+	jar cfm $@ traces/agent/MANIFEST.MF -C build/agent/classes .
+
 # ---------------------------------------------------------------- checks
 
 test: typecheck pytest symbolic mutants
@@ -83,7 +108,7 @@ test: typecheck pytest symbolic mutants
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict spec reference properties traces
 
-pytest: check-java $(STAMP) compiled
+pytest: check-java $(STAMP) compiled agent
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 symbolic: $(STAMP)

@@ -42,6 +42,8 @@ MANIFEST = "SOURCES.json"
 #: The packages copied into the build (whole, so that every import resolves inside it; the replay
 #: renders divergences with properties.steptable).
 PACKAGES = ("spec", "traces", "properties")
+#: Folders of those packages that no worker imports: the Java agent's sources (docs/agent.md).
+NOT_COPIED = (Path("traces") / "agent",)
 
 
 def _sources() -> list[Path]:
@@ -49,8 +51,11 @@ def _sources() -> list[Path]:
     files: list[Path] = []
     for package in PACKAGES:
         for f in sorted((ROOT / package).rglob("*")):
-            if f.is_file() and "__pycache__" not in f.parts and f.suffix not in (".so", ".pyc"):
-                files.append(f.relative_to(ROOT))
+            rel = f.relative_to(ROOT)
+            if f.is_file() and "__pycache__" not in f.parts and f.suffix not in (".so", ".pyc") and not any(
+                rel.is_relative_to(d) for d in NOT_COPIED
+            ):
+                files.append(rel)
     return files
 
 

@@ -32,6 +32,7 @@ from traces.format.records import (
     EVENT_FIELD_COLUMNS,
     FORMAT_VERSION,
     HEADER_COLUMNS,
+    OPTIONAL_HEADER_COLUMNS,
     HEADER_KIND,
     JAVA_INT_MAX,
     JAVA_INT_MIN,
@@ -72,6 +73,7 @@ _COLUMN_TYPES: dict[str, str] = {
     "implementation_version": "str",
     "profile": "str",
     "observation": "str",
+    "recording_incomplete": "str",
 }
 assert set(_COLUMN_TYPES) | {"responses", "config"} == set(ARROW_SCHEMA.names)
 
@@ -263,7 +265,12 @@ def _parse_header(record: Mapping[str, Any]) -> TraceHeader:
         raise _Bad(f"field 'seq': a header has seq 0, got {seq}")
     for name in HEADER_COLUMNS:
         if name != "config":
-            _check_type(record, name, "str", required=True)
+            _check_type(record, name, "str", required=name not in OPTIONAL_HEADER_COLUMNS)
+    if record.get("recording_incomplete") is not None:
+        raise _Bad(
+            "field 'recording_incomplete': the recorder did not record the whole run, so the trace "
+            f"cannot be judged: {record['recording_incomplete']}"
+        )
     if record["format_version"] != FORMAT_VERSION:
         raise _Bad(f"field 'format_version': unknown format version {record['format_version']!r}; this reader knows {FORMAT_VERSION!r}")
     if record["observation"] not in {o.value for o in Observation}:

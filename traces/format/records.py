@@ -95,7 +95,12 @@ HEADER_COLUMNS: dict[str, pa.DataType] = {
     "profile": pa.string(),
     "observation": pa.string(),
     "config": pa.string(),  # JSON text of the configuration object (an object in JSON Lines)
+    # Why the recorder could not record every step of the run (null or absent: it did). A reader
+    # refuses a trace that says so: what is missing could hide a violation or fake one.
+    "recording_incomplete": pa.string(),
 }
+#: Header columns a header may leave out or null.
+OPTIONAL_HEADER_COLUMNS: frozenset[str] = frozenset({"recording_incomplete"})
 
 ARROW_SCHEMA = pa.schema(
     [
@@ -511,13 +516,17 @@ def json_schema() -> dict[str, Any]:
         "profile": {"type": "string", "description": "a release, 4.0.0 to 5.3.3 (spec.releases.RELEASES)"},
         "observation": {"enum": [o.value for o in Observation]},
         "config": {"type": "object", "description": "every spec.config.BrokerConfig field; see docs/trace-format.md"},
+        "recording_incomplete": {
+            "type": "null",
+            "description": "why the recorder missed steps of the run; a trace that has a reason is refused",
+        },
     }
     # A record may carry another kind's columns only as null (a Parquet row holds every column).
     variants: list[dict[str, Any]] = [
         {
             "title": HEADER_KIND,
             "type": "object",
-            "required": ["trace_id", "seq", "ts", "kind", *HEADER_COLUMNS],
+            "required": ["trace_id", "seq", "ts", "kind", *(c for c in HEADER_COLUMNS if c not in OPTIONAL_HEADER_COLUMNS)],
             "properties": {**{c: null for c in EVENT_FIELD_COLUMNS}, "responses": null, **header_props},
             "additionalProperties": False,
         }
