@@ -43,7 +43,7 @@ def test_wrong_profile_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
 def test_a_failure_of_the_checker_exits_4_with_one_message(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     import traces.cli
 
-    def crash(args: object, validator: object) -> int:
+    def crash(args: object) -> int:
         raise CheckerFailure("t-1", ZeroDivisionError("float division by zero"), seq=7)
 
     monkeypatch.setattr(traces.cli, "_check", crash)

@@ -1,4 +1,4 @@
-"""Progress of a running check on stderr: each phase's Spark tasks, done out of total.
+"""Progress of a running check on stderr: each phase's Spark tasks (validation, rules, replay), done out of total.
 
 A thread polls Spark's status tracker for the jobs of the phase's job group and moves a tqdm bar;
 it is off unless asked for (``flowspec check`` asks when stderr is a terminal), so logs and CI
