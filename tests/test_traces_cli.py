@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 
-def test_invalid_input_exits_2_without_spark(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_invalid_input_exits_2_naming_only_the_bad_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "bad.jsonl").write_text('{"trace_id": "t", "seq": 0,\n')
     assert main(["check", str(EXAMPLES / "conformant-5.3.3.jsonl"), str(tmp_path / "bad.jsonl")]) == 2
     err = capsys.readouterr().err
