@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import traces.format.read as read
+from traces.checking import layout
 from traces.checking.layout import Layout, plan
 from traces.checking.validation import validate_on_spark
 from traces.format.read import TraceInputError, Validator, read_records, validate
@@ -46,6 +47,16 @@ def _outcome(run: Callable[[], Validator]) -> Outcome:
 def _both(spark: SparkSession, paths: list[str]) -> tuple[Outcome, Outcome]:
     """Validation in the driver, and in Spark's tasks."""
     return _outcome(lambda: validate(paths)), _outcome(lambda: validate_on_spark(spark, plan(paths)))
+
+
+@pytest.fixture(params=["units", "runs"])
+def cut(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Validation tasks of whole units, or of runs cut from them: units of 100 rows at most, so
+    that a run shares a row group with the runs beside it."""
+    if request.param == "runs":
+        monkeypatch.setattr(layout, "MIN_TASK_ROWS", 1)
+        monkeypatch.setattr(layout, "MAX_UNIT_ROWS", 100)
+    return str(request.param)
 
 
 def _parquet(records: list[Record], out: Path) -> list[str]:
@@ -111,13 +122,28 @@ CHANGES: list[tuple[str, Callable[[list[Record]], None]]] = [
 @pytest.mark.parametrize("form", [_parquet, _jsonl], ids=["parquet", "jsonl"])
 @pytest.mark.parametrize(("what", "change"), CHANGES, ids=[w for w, _ in CHANGES])
 def test_the_tasks_validate_as_the_driver_does(
-    spark: SparkSession, records: list[Record], tmp_path: Path, form: Callable[[list[Record], Path], list[str]], what: str, change: Callable[[list[Record]], None]
+    spark: SparkSession,
+    records: list[Record],
+    tmp_path: Path,
+    cut: str,
+    form: Callable[[list[Record], Path], list[str]],
+    what: str,
+    change: Callable[[list[Record]], None],
 ) -> None:
     changed = [dict(r) for r in records]
     change(changed)
-    driver, tasks = _both(spark, form(changed, tmp_path / "in"))
-    assert tasks == driver
+    paths = form(changed, tmp_path / "in")
+    driver, tasks = _both(spark, paths)
     assert driver[0] == ("valid" if what == "valid" else "invalid"), driver
+    if cut == "units" or what == "valid":
+        assert tasks == driver
+    else:
+        # The same first problem, and no other than the driver's: those it leaves out are the
+        # driver's follow-on problems of traces in a run of their own (traces.checking.validation).
+        assert tasks[0] == "invalid" and tasks[1][0] == driver[1][0]  # type: ignore[index]
+        assert all(p in driver[1] for p in tasks[1]) and all(p in driver[2] for p in tasks[2])  # type: ignore[attr-defined]
+    if cut == "runs" and form is _parquet:
+        assert any(u.traces is not None for task in plan(paths).tasks(2) for u in task)
 
 
 @pytest.mark.spark

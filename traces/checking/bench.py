@@ -60,14 +60,24 @@ def _status_kb(field: str) -> int:
         return next(int(line.split()[1]) for line in f if line.startswith(f"{field}:"))
 
 
-def driver_peak(run: Callable[[], T]) -> tuple[T, float, float]:
-    """Run ``run``; this process's resident memory when it began and at its peak during it, in MB
-    (the kernel's high-water mark, reset first through /proc/self/clear_refs)."""
+@dataclass(frozen=True)
+class DriverCost:
+    """What one step cost this process, the driver (Spark's JVM and workers are other processes)."""
+
+    rss_before_mb: float  # resident memory when the step began
+    rss_peak_mb: float  # resident memory at most during the step (the kernel's high-water mark, reset first)
+    cpu_seconds: float  # user and system time of all its threads (pyarrow decodes on several)
+
+
+def driver_cost(run: Callable[[], T]) -> tuple[T, DriverCost]:
+    """Run ``run``, and what it cost this process."""
     with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
-    start = _status_kb("VmRSS")
+        f.write("5")  # resets VmHWM to the resident memory now
+    start, usage = _status_kb("VmRSS"), resource.getrusage(resource.RUSAGE_SELF)
     result = run()
-    return result, start / 1024, _status_kb("VmHWM") / 1024
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = after.ru_utime + after.ru_stime - usage.ru_utime - usage.ru_stime
+    return result, DriverCost(start / 1024, _status_kb("VmHWM") / 1024, cpu)
 
 
 class PeakMemory:
@@ -297,7 +307,7 @@ def main() -> int:
             path = str(datasets[n])
             # The validator counts the events (rows minus headers); every rate below uses that count.
             start = time.perf_counter()
-            v, rss_before, rss_peak = driver_peak(lambda: validate([path]))
+            v, in_driver = driver_cost(lambda: validate([path]))
             validators[n] = v
             mv = Measure(f"validate {n:,} in the driver", v.events, time.perf_counter() - start)
 
@@ -306,7 +316,7 @@ def main() -> int:
                 mt, tasks = timed(f"validate {n:,} in Spark tasks, {args.master}", v.events, lambda: validate_on_spark(spark, layout))
                 return ml, mt, tasks
 
-            (ml, mt, tasks), tasks_before, tasks_peak = driver_peak(in_tasks)
+            (ml, mt, tasks), with_tasks = driver_cost(in_tasks)
             if (tasks.summaries(), tasks.kinds) != (v.summaries(), v.kinds):
                 raise SystemExit(f"bench: validation in Spark tasks and in the driver disagree on the {n:,} dataset")
             print(f"{mv.what}: {mv.events} events in {mv.seconds:.1f} s = {mv.rate:,.0f} events/s", flush=True)
@@ -314,9 +324,10 @@ def main() -> int:
             lines.append(f"- dataset {n:,}: {len(v.traces)} traces, {v.events:,} events")
             lines.append(
                 f"- validation of {n:,}: in Spark tasks {mt.rate / mv.rate:.2f}× the driver's speed, after the layout "
-                f"({ml.seconds:.1f} s, which the rules and the replay need anyway); the driver's peak RSS: validating "
-                f"in the driver {rss_peak:,.0f} MB ({rss_before:,.0f} MB before), with the layout and the tasks "
-                f"{tasks_peak:,.0f} MB ({tasks_before:,.0f} MB before)"
+                f"({ml.seconds:.1f} s, which the rules and the replay need anyway). The driver, validating itself: "
+                f"{in_driver.cpu_seconds:.1f} CPU s, peak RSS {in_driver.rss_peak_mb:,.0f} MB ({in_driver.rss_before_mb:,.0f} MB before); "
+                f"with the layout and the tasks: {with_tasks.cpu_seconds:.1f} CPU s, peak RSS {with_tasks.rss_peak_mb:,.0f} MB "
+                f"({with_tasks.rss_before_mb:,.0f} MB before)"
             )
         replay_path = str(datasets[args.replay_size])
         replay_events = validators[args.replay_size].events

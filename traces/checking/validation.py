@@ -8,21 +8,27 @@ file, whose records must be validated after its own in the same place: so the dr
 which files share traces, and nothing else (big inputs are Parquet: JSON Lines is ~20× larger).
 
 Every record is then checked in the tasks, by the same :class:`traces.format.read.Validator` that
-``validate`` runs in the driver (one code path for the checks). A task takes whole *units* of the
-layout, the pieces that hold some whole traces, and validates their files' parts (a JSON Lines
+``validate`` runs in the driver (one code path for the checks). A task takes the same work as a
+rules task (:meth:`traces.checking.layout.Layout.tasks`): *units* of the layout, the pieces that
+hold some whole traces, a large unit cut into runs of whole traces (which leave out the rows of
+their neighbours' traces in a piece they share), and validates their files' parts (a JSON Lines
 file, or a Parquet file's row groups) in input order, each trace from its header to its last
 event: so the checks across records (``seq`` 1, 2, 3, … across batches, row groups and files;
 ``ts`` never going back below ``full``; one header per trace, before its events) are as complete
 as in the driver. A task sends back, per file part, the records it took and its first problem
 (file, line or row, field); per trace, its header and last ``seq`` (:class:`TraceSummary`); and
-the events per kind. The driver joins them: the first problem of each file, in input order, as
-``validate`` reports it; a file with no record is empty; a file the layout could not read is
-refused even if no task found a problem in it. Any problem is invalid input (exit 2), and a file a
-task could not open or read names the task's node: nothing is skipped into a pass.
+the events per kind. The driver joins them: the first problem of each file, in input order (the
+one at the first line or row among all tasks: whether a record is valid depends only on itself and
+the records of its own trace before it, so that is the problem ``validate`` meets first); a file
+with no record is empty; a file the layout could not read is refused even if no task found a
+problem in it. Any problem is invalid input (exit 2), and a file a task could not open or read
+names the task's node: nothing is skipped into a pass.
 
-One difference from ``validate``: after a file's first problem, the driver's validator goes on to
-the next file without the bad file's later records, so a trace that continues there may draw
-follow-on problems (an event before its header); the tasks' traces are apart, and do not.
+One difference from ``validate``: after a file's first problem, ``validate`` reads none of the
+file's later records, so a trace with records there that continues in a later file draws
+follow-on problems there (a ``seq`` that skips, an event before its header); a task that
+validates other traces of the bad file, in a run of its own, takes their records and reports no
+such follow-on problems for them.
 """
 
 from __future__ import annotations
@@ -36,11 +42,12 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from traces.checking.exits import UnreadableInput
-from traces.checking.layout import Layout, Unit, pack
+from traces.checking.layout import Layout, Unit
 from traces.format.read import EMPTY, InputProblem, TraceInputError, TraceSummary, Validator, check_part
 
-#: A part of one file that a task validates: its location, and its row groups (None: the whole file).
-Part = tuple[str, tuple[int, ...] | None]
+#: A part of one file that a task validates: its location; its row groups (None: the whole file);
+#: the traces whose records it validates (None: every trace in it).
+Part = tuple[str, tuple[int, ...] | None, frozenset[str] | None]
 
 
 @dataclass(frozen=True)
@@ -68,25 +75,25 @@ def parts(units: Iterable[Unit]) -> list[Part]:
     for unit in units:
         for source, group in groupby(unit.pieces, key=lambda p: p.path):
             row_groups = tuple(p.row_group for p in group if p.row_group is not None)
-            out.append((source, row_groups or None))
+            out.append((source, row_groups or None, unit.traces))
     return out
 
 
 def validate_parts(tasks: Iterable[Sequence[Part]]) -> Iterator[TaskReport]:
     """The function each validation task runs (one task per partition): validate its parts in
-    order with one :class:`~traces.format.read.Validator`, up to each file's first problem."""
+    order with one :class:`~traces.format.read.Validator`; keep each file's first problem."""
     for task in tasks:
         validator = Validator()
         records: Counter[str] = Counter()
         findings: dict[str, Finding] = {}
-        for source, row_groups in task:
-            if source in findings:
-                continue  # as validate does: a file's later records are not read after its first problem
+        for source, row_groups, traces in task:
             before = validator.records
             try:
-                check_part(source, validator, row_groups)
+                check_part(source, validator, row_groups, traces)
             except InputProblem as e:
-                findings[source] = _finding(source, e)
+                found = _finding(source, e)
+                if source not in findings or found.position < findings[source].position:
+                    findings[source] = found
             records[source] += validator.records - before
         yield TaskReport(dict(records), findings, validator.summaries(), dict(validator.kinds))
 
@@ -104,16 +111,14 @@ def unplaced(layout: Layout) -> list[Part]:
     """Every part of the input to validate: the layout's units, and whole each file that has no
     piece (a Parquet file with no row group, a file the layout could not read)."""
     placed = {p.path for p in layout.pieces}
-    return [(f, None) for f in layout.files if f not in placed]
+    return [(f, None, None) for f in layout.files if f not in placed]
 
 
 def validate_on_spark(spark: SparkSession, layout: Layout) -> Validator:
     """Validate every record of the input in Spark tasks; the driver's validator then holds each
     trace's header and events, as ``validate`` would. Raises TraceInputError listing the first
     problem of each bad file, in input order."""
-    cores = spark.sparkContext.defaultParallelism
-    # Whole units, never runs cut from one: a run would validate its neighbours' rows as well.
-    tasks = [parts(units) for units in pack(layout.units, cores)] if layout.units else []
+    tasks = [parts(units) for units in layout.tasks(spark.sparkContext.defaultParallelism)] if layout.units else []
     tasks += [[part] for part in unplaced(layout)]
     reports = spark.sparkContext.parallelize(tasks, max(1, len(tasks))).mapPartitions(validate_parts).collect() if tasks else []
     return joined(layout, reports)

@@ -212,9 +212,10 @@ def _parquet_batches(source: str, row_groups: Sequence[int] | None = None) -> It
             raise problem from None
 
 
-def _rows(source: str, first: int, batch: pa.RecordBatch) -> Iterator[tuple[Location, dict[str, Any]]]:
+def _rows(source: str, first: int, batch: pa.RecordBatch, rows: Sequence[int] | None = None) -> Iterator[tuple[Location, dict[str, Any]]]:
+    """The batch's records with their locations: rows ``first``, ``first`` + 1, …, or the file's ``rows``."""
     for i, record in enumerate(batch.to_pylist()):
-        yield Location(source, row=first + i), record
+        yield Location(source, row=first + i if rows is None else rows[i]), record
 
 
 def _parquet_records(source: str) -> Iterator[tuple[Location, dict[str, Any]]]:
@@ -712,25 +713,39 @@ def _read(paths: Sequence[str], validator: Validator, keep: bool) -> Iterator[Re
 EMPTY = "empty: no trace records"
 
 
-def check_part(source: str, validator: Validator, row_groups: Sequence[int] | None = None) -> None:
+def check_part(source: str, validator: Validator, row_groups: Sequence[int] | None = None, traces: frozenset[str] | None = None) -> None:
     """Validate the records of one file, or of the given row groups of a Parquet file, into
-    ``validator``, in order (the work of a Spark task, :mod:`traces.checking.validation`). Raises
+    ``validator``, in order (the work of a Spark task, :mod:`traces.checking.validation`). With
+    ``traces``, only their records, and those with no trace id (which are not valid). Raises
     InputProblem at the first problem, naming the file's own line or row."""
-    for _ in _file_records(source, validator, keep=False, row_groups=row_groups):
+    for _ in _file_records(source, validator, keep=False, row_groups=row_groups, traces=traces):
         pass
 
 
-def _file_records(source: str, validator: Validator, keep: bool, row_groups: Sequence[int] | None = None) -> Iterator[Record]:
+def _file_records(
+    source: str, validator: Validator, keep: bool, row_groups: Sequence[int] | None = None, traces: frozenset[str] | None = None
+) -> Iterator[Record]:
     if not _is_parquet(source):
-        yield from _checked(_jsonl_records(source), validator)
+        records = _jsonl_records(source)
+        if traces is not None:
+            records = ((where, r) for where, r in records if not isinstance(r.get("trace_id"), str) or r["trace_id"] in traces)
+        yield from _checked(records, validator)
         return
+    wanted = None if traces is None else pa.array(sorted(traces), pa.string())
     for first, batch in _parquet_batches(source, row_groups):
+        rows = None  # the file's row of each of the batch's rows, when the batch holds other traces' rows too
+        if wanted is not None:
+            ids = batch.column("trace_id")
+            mine = pc.or_(pc.is_in(ids, value_set=wanted), pc.is_null(ids))
+            if not pc.all(mine).as_py():
+                rows = (first + np.flatnonzero(mine.to_numpy(zero_copy_only=False))).tolist()
+                batch = batch.filter(mine)
         if validator.accept_batch(batch):
             if keep:
-                yield from (Record(where, data) for where, data in _rows(source, first, batch))
+                yield from (Record(where, data) for where, data in _rows(source, first, batch, rows))
         else:
             # Row by row from the state before the batch: the same first problem and message.
-            yield from _checked(_rows(source, first, batch), validator)
+            yield from _checked(_rows(source, first, batch, rows), validator)
 
 
 def _checked(records: Iterator[tuple[Location, dict[str, Any]]], validator: Validator) -> Iterator[Record]:
