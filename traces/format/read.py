@@ -5,6 +5,10 @@ with Arrow compute and numpy, and row by row only when a batch is not clean), wi
 bookkeeping only (last ``seq``, the header). The first problem of each file is reported with the file, the line (JSON Lines) or
 row (Parquet) and the field; any problem makes the input invalid (exit code 2), so an
 unreadable line can never be skipped into a pass.
+
+:func:`validate` runs in one process (``flowspec project``, the tests); ``flowspec check`` runs the
+same :class:`Validator` in Spark tasks, each on whole traces (:func:`check_part`,
+:mod:`traces.checking.validation`), and joins what they leave of each trace (:class:`TraceSummary`).
 """
 
 from __future__ import annotations
