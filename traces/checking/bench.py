@@ -303,25 +303,29 @@ def main() -> int:
         run_check(spark, [warm], rules=True, replay=True)  # validation in tasks too
         results = []
         validators = {}
+        in_tasks: dict[int, tuple[Measure, Measure, Validator, DriverCost]] = {}
+        # The tasks at every size first: the driver's own validation leaves memory resident that
+        # the tasks' figures would show.
         for n in sizes:
-            path = str(datasets[n])
-            # The validator counts the events (rows minus headers); every rate below uses that count.
-            # The tasks first: the driver's own validation leaves memory resident that the tasks' figure would show.
 
-            def in_tasks() -> tuple[Measure, Measure, Validator]:
+            def validate_in_tasks() -> tuple[Measure, Measure, Validator]:
                 start = time.perf_counter()
-                layout = plan_layout([path])
+                layout = plan_layout([str(datasets[n])])
                 ml = Measure(f"layout of {n:,} (driver)", sum(p.rows for p in layout.pieces), time.perf_counter() - start)
                 start = time.perf_counter()
                 tasks = validate_on_spark(spark, layout)
-                mt = Measure(f"validate {n:,} in Spark tasks, {args.master}", tasks.events, time.perf_counter() - start)
-                return ml, mt, tasks
+                return ml, Measure(f"validate {n:,} in Spark tasks, {args.master}", tasks.events, time.perf_counter() - start), tasks
 
-            (ml, mt, tasks), with_tasks = driver_cost(in_tasks)
+            (ml, mt, tasks), with_tasks = driver_cost(validate_in_tasks)
+            in_tasks[n] = (ml, mt, tasks, with_tasks)
+        for n in sizes:
+            path = str(datasets[n])
+            # The validator counts the events (rows minus headers); every rate below uses that count.
             start = time.perf_counter()
             v, in_driver = driver_cost(lambda: validate([path]))
             validators[n] = v
             mv = Measure(f"validate {n:,} in the driver", v.events, time.perf_counter() - start)
+            ml, mt, tasks, with_tasks = in_tasks[n]
             if (tasks.summaries(), tasks.kinds) != (v.summaries(), v.kinds):
                 raise SystemExit(f"bench: validation in Spark tasks and in the driver disagree on the {n:,} dataset")
             for m in (ml, mt, mv):
