@@ -109,6 +109,7 @@ def _check(args: argparse.Namespace) -> int:
         budgets=budgets,
         witness=args.witness,
         progress=sys.stderr.isatty(),
+        context=args.report is not None,
         profile=args.profile,
     )
     if args.report is not None:

@@ -38,7 +38,8 @@ from pyspark.sql import SparkSession
 
 from spec.invariants import known_defects
 from traces.format.answers import answer_tag
-from traces.format.records import EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, Observation, TraceHeader, header_from_record, vocabulary
+from traces.format.records import EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, Observation, TraceHeader, header_from_record, record_text, vocabulary
+from traces.checking.context import events_around
 from traces.checking.layout import Layout, Unit, read_unit
 from traces.checking.layout import plan as plan_layout
 from traces.format.read import TraceInputError, Validator
@@ -167,21 +168,8 @@ def _judge_unit(table: pa.Table, judge: Callable[[str, Events], list[dict[str, A
         out += found
     records = table.take(pa.array(rows, pa.int64())).to_pylist() if rows else []
     for sample, record in zip(samples, records):
-        sample["raw"] = _raw(record) if record["seq"] == sample["seq"] else ""
+        sample["raw"] = record_text(record) if record["seq"] == sample["seq"] else ""
     return out
-
-
-def _raw(record: Mapping[str, Any]) -> str:
-    """An event's record as JSON, as Spark's ``to_json`` writes it: compact, null fields left out."""
-
-    def present(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: present(v) for k, v in value.items() if v is not None}
-        if isinstance(value, list):
-            return [present(v) for v in value]
-        return value
-
-    return json.dumps(present(record), separators=(",", ":"), ensure_ascii=False)
 
 
 def per_trace(headers: Mapping[str, dict[str, Any]], rules: bool, series: bool) -> Callable[[str, Events], list[dict[str, Any]]]:
@@ -283,11 +271,13 @@ def run_check(
     witness: Path | None = None,
     progress: bool = False,
     profile: str | None = None,
+    context: bool = False,
 ) -> CheckResult:
     """Validate ``paths`` in Spark tasks (raises TraceInputError; a ``validator`` given has
     validated them already), then judge every trace on Spark; with ``profile``, refuse traces of
     another profile (WrongProfile); with ``witness``, write there, as a ``full`` trace, the run of
-    the spec that explains each conformant partial trace."""
+    the spec that explains each conformant partial trace; with ``context``, give each sample of a
+    violation or known defect the events around it."""
     layout = plan_layout(paths)
     shown = Progress(spark, progress)
     if validator is None:
@@ -312,6 +302,9 @@ def run_check(
     if replay:
         with shown.phase("replay"):
             rows += [_replay_row(r) for r in _replay(spark, layout, validator, headers, budgets, witness)]
+    if context:
+        with shown.phase("context"):
+            _add_context(spark, layout, rows)
     per_trace_events = validator.events_per_trace()
     verdicts = _verdicts(validator, rows, per_trace_events)
     totals: dict[str, dict[str, int]] = {}
@@ -365,6 +358,18 @@ def _replay_row(result: ReplayResult) -> dict[str, Any]:
         "sample": ([] if d is None else [{"seq": d.seq, "detail": d.explain(), "raw": d.record}]) + known,
         "note": result.reason or json.dumps(dict(result.actions)),
     }
+
+
+def _add_context(spark: SparkSession, layout: Layout, rows: list[dict[str, Any]]) -> None:
+    """Each sample of a violation or a known defect gets ``context``: the events around it, as
+    [seq, raw record] pairs (:mod:`traces.checking.context`)."""
+    samples = [(r["trace_id"], s) for r in rows if r["status"] in ("violation", KNOWN_DEFECT) or r["rule"] == REPLAY for s in r["sample"]]
+    wanted: dict[str, list[int]] = {}
+    for trace_id, sample in samples:
+        wanted.setdefault(trace_id, []).append(sample["seq"])
+    around = events_around(spark, layout, wanted)
+    for trace_id, sample in samples:
+        sample["context"] = [list(event) for event in around[trace_id][sample["seq"]]]
 
 
 def _file_name(trace_id: str) -> str:

@@ -15,7 +15,6 @@ the broker's and each step costs the same at the start and at the end of a long 
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from traces.format.records import (
     HEADER_KIND,
     RESPONSE_KIND,
     action_from_record,
+    record_text,
     EventColumns,
     header_from_record,
     Observation,
@@ -109,11 +109,6 @@ class ClaimFinding:
     seq: int  # the first event after which it was broken
     known: bool  # a defect of the trace's release itself (spec.invariants.known_defects)
     change: str  # what that event's step changed, before -> after
-
-
-def _record_text(record: Mapping[str, Any]) -> str:
-    """The event as JSON, without null fields or an empty ``responses`` (however the trace spelled "nothing")."""
-    return json.dumps({k: v for k, v in record.items() if v is not None and v != []}, default=str, sort_keys=True)
 
 
 class Replayer:
@@ -323,10 +318,10 @@ class SegmentReplay:
         # dataclasses.replace: compiled by mypyc, a result has no instance dictionary for spec.frozen.replace.
         if self.result is None:
             assert self.replayer.unexpected is not None
-            self.replayer.unexpected = dataclasses.replace(self.replayer.unexpected, record=_record_text(record))
+            self.replayer.unexpected = dataclasses.replace(self.replayer.unexpected, record=record_text(record))
             return
         assert self.result.divergence is not None
-        divergence = dataclasses.replace(self.result.divergence, record=_record_text(record))
+        divergence = dataclasses.replace(self.result.divergence, record=record_text(record))
         self.result = dataclasses.replace(self.result, divergence=divergence)
 
     def end(self) -> ReplayResult:

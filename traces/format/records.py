@@ -345,6 +345,23 @@ _DECODED: dict[tuple[Any, ...], Action] = {}
 _DECODED_LIMIT = 1 << 16
 
 
+def record_text(record: Mapping[str, Any]) -> str:
+    """An event's record as compact JSON, written the same however it was read: fields in the
+    format's column order (any other after them, by name), a nested object's by name, null fields
+    and an empty ``responses`` left out (a trace may spell "nothing" either way)."""
+
+    def present(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: present(value[k]) for k in sorted(value) if value[k] is not None}
+        if isinstance(value, list):
+            return [present(v) for v in value]
+        return value
+
+    order = {name: i for i, name in enumerate(COLUMNS)}
+    keys = sorted((k for k, v in record.items() if v is not None and v != []), key=lambda k: (order.get(k, len(order)), k))
+    return json.dumps({k: present(record[k]) for k in keys}, separators=(",", ":"), ensure_ascii=False)
+
+
 def action_from_record(record: Mapping[str, Any]) -> Action:
     """The spec action an event record names (the record is validated: fields present, types right)."""
     kind = record["kind"]

@@ -4,9 +4,9 @@ The HTML page is self-contained (inline SVG drawn here, one small inline script 
 summary table, nothing loaded from the network). It opens with the totals, the rules and a
 table of every trace (verdict, events, answers by kind, first finding), then a section for each
 trace that matters: queue depth per queue, lock hold time against the busy threshold, free pool
-buffers and answers by kind over time, answers per topic, then every violation with its sample
-of raw records. A trace matters when it is not conformant or shows a known defect of its release;
-with few traces (``REPORT_SECTIONS``) every trace has its section, so that a report of thousands of
+buffers and answers by kind over time, answers per topic, then every violation with the events
+around it (the check reads them when it writes a report: :mod:`traces.checking.context`). A
+trace matters when it is not conformant or shows a known defect of its release; with few traces (``REPORT_SECTIONS``) every trace has its section, so that a report of thousands of
 conformant traces stays a table.
 """
 
@@ -246,9 +246,23 @@ def _trace_html(t: TraceVerdict) -> str:
         for sample in f["sample"]:
             out.append(
                 f'<div class="violation"><b>{html.escape(f["rule"])}</b> at seq {sample["seq"]}'
-                f'<pre>{html.escape(sample["detail"])}</pre><pre>{html.escape(sample.get("raw", ""))}</pre></div>'
+                f'<pre>{html.escape(sample["detail"])}</pre>{_around(sample)}</div>'
             )
     return "\n".join(out)
+
+
+def _around(sample: Mapping[str, Any]) -> str:
+    """The sampled event's raw record, with the events around it when the check read them (the
+    sampled one marked), as a small table by seq."""
+    events = sample.get("context") or ([[sample["seq"], sample["raw"]]] if sample.get("raw") else [])
+    if not events:
+        return ""
+    here = ' class="here"'
+    rows = "".join(
+        f'<tr{here if seq == sample["seq"] else ""}><td>{seq}</td><td><code>{html.escape(raw)}</code></td></tr>' for seq, raw in events
+    )
+    caption = "the events around it" if sample.get("context") else "the event"
+    return f'<table class="around"><caption>{caption}</caption><tr><th>seq</th><th>record</th></tr>{rows}</table>'
 
 
 def _matters(t: TraceVerdict) -> bool:
@@ -317,6 +331,7 @@ def to_html(result: CheckResult) -> str:
         "body{font-family:sans-serif;max-width:1200px;margin:auto} table{border-collapse:collapse}"
         "td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px} tr.violation{background:#fdd}"
         "tr.inconclusive{background:#ffd} pre{white-space:pre-wrap;font-size:12px} svg{margin:4px;border:1px solid #eee}"
-        "#traces th{cursor:pointer}"
+        "#traces th{cursor:pointer} table.around{margin:4px 0} table.around caption{text-align:left;font-size:12px}"
+        "table.around code{font-size:11px;white-space:pre-wrap;word-break:break-all} tr.here{background:#fdd;font-weight:bold}"
     )
     return f"<!doctype html><html><head><meta charset='utf-8'><title>flowspec check</title><style>{style}</style></head><body>{''.join(body)}<script>{_SORT_SCRIPT}</script></body></html>"

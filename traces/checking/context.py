@@ -1,0 +1,54 @@
+"""The events around a violation, so that a reader of the report sees what led to it.
+
+A finding's sample names one event (its ``seq``) and carries that event's raw record. What an
+operator needs next is what happened just before and after: the requests that filled the queue,
+the fast-failure run that cleaned it, the put that held the lock. After the rules and the replay,
+:func:`events_around` reads, for each trace with a sampled event, the pieces that hold it (one
+Spark task a trace, like the replay: :attr:`traces.checking.layout.Layout.trace_pieces`) and keeps
+the records within :data:`RADIUS` of each sampled ``seq``. The driver collects only those records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from traces.checking.layout import Layout, Unit, read_unit
+from traces.format.records import EVENT_COLUMNS, HEADER_KIND, record_text
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+#: Events shown on each side of a sampled event.
+RADIUS = 4
+
+
+def events_around(
+    spark: SparkSession, layout: Layout, wanted: Mapping[str, Sequence[int]], radius: int = RADIUS
+) -> dict[str, dict[int, list[tuple[int, str]]]]:
+    """For each trace and each of its ``wanted`` seqs, the events whose seq is within ``radius``
+    of it, as (seq, raw record) in seq order."""
+    jobs = [(trace_id, sorted(set(seqs))) for trace_id, seqs in sorted(wanted.items()) if seqs]
+    if not jobs:
+        return {}
+    units = {trace_id: Unit(layout.trace_pieces[trace_id], frozenset([trace_id])) for trace_id, _ in jobs}
+
+    def run(part: Iterable[tuple[str, list[int]]]) -> Iterator[tuple[str, dict[int, list[tuple[int, str]]]]]:
+        for trace_id, seqs in part:
+            yield trace_id, _windows(units[trace_id], seqs, radius)
+
+    return dict(spark.sparkContext.parallelize(jobs, len(jobs)).mapPartitions(run).collect())
+
+
+def _windows(unit: Unit, seqs: list[int], radius: int) -> dict[int, list[tuple[int, str]]]:
+    """The records of ``unit``'s one trace around each of ``seqs`` (header rows left out)."""
+    table = read_unit(unit, EVENT_COLUMNS)
+    seq = np.asarray(table.column("seq").to_numpy(zero_copy_only=False), dtype=np.int64)
+    near = np.zeros(len(seq), bool)
+    for s in seqs:
+        near |= np.abs(seq - s) <= radius
+    rows = [r for r in table.filter(near).to_pylist() if r["kind"] != HEADER_KIND]
+    rows.sort(key=lambda r: int(r["seq"]))
+    return {s: [(int(r["seq"]), record_text(r)) for r in rows if abs(int(r["seq"]) - s) <= radius] for s in seqs}
