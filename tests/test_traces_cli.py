@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 
-def test_invalid_input_exits_2_without_spark(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_invalid_input_exits_2_naming_only_the_bad_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "bad.jsonl").write_text('{"trace_id": "t", "seq": 0,\n')
     assert main(["check", str(EXAMPLES / "conformant-5.3.3.jsonl"), str(tmp_path / "bad.jsonl")]) == 2
     err = capsys.readouterr().err
@@ -43,7 +43,7 @@ def test_wrong_profile_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
 def test_a_failure_of_the_checker_exits_4_with_one_message(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     import traces.cli
 
-    def crash(args: object, validator: object) -> int:
+    def crash(args: object) -> int:
         raise CheckerFailure("t-1", ZeroDivisionError("float division by zero"), seq=7)
 
     monkeypatch.setattr(traces.cli, "_check", crash)

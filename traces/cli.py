@@ -22,7 +22,7 @@ from spec.releases import DEFAULT_PROFILE, RELEASES
 from traces.checking.exits import EXIT_CHECKER_FAILED, EXIT_INVALID, checker_failure_message, unreadable_input
 from traces.checking.partial import Budgets
 from traces.format.project import project
-from traces.format.read import TraceInputError, Validator, read_records, validate
+from traces.format.read import TraceInputError, read_records, validate
 from traces.format.records import Observation
 from traces.format.storage import first_line
 from traces.format.write import TraceWriter
@@ -75,17 +75,14 @@ def _invalid(args: argparse.Namespace, heading: str, problems: Sequence[str], lo
 
 def run_check_command(args: argparse.Namespace) -> int:
     """``flowspec check``: a verdict, invalid input, or a failure of the checker, each with its own exit status."""
+    from traces.checking.check import WrongProfile
+
     try:
-        validator = validate(args.paths)
+        return _check(args)
+    except WrongProfile as e:
+        return _invalid(args, f"traces not of profile {args.profile}", e.problems, e.located)
     except TraceInputError as e:
         return _invalid(args, f"invalid input ({len(e.problems)} file(s))", e.problems, e.located)
-    if args.profile is not None:
-        wrong = {t: p.header.profile for t, p in validator.traces.items() if p.header.profile != args.profile}
-        if wrong:
-            problems = [f"trace {t}: claims profile {p}, not {args.profile}" for t, p in wrong.items()]
-            return _invalid(args, f"traces not of profile {args.profile}", problems, [{"trace_id": t, "message": m} for t, m in zip(wrong, problems)])
-    try:
-        return _check(args, validator)
     except Exception as e:  # a file a task could not read, or a failure of the checker: never a verdict
         unreadable = unreadable_input(e)
         if unreadable is not None:
@@ -97,7 +94,7 @@ def run_check_command(args: argparse.Namespace) -> int:
         return EXIT_CHECKER_FAILED
 
 
-def _check(args: argparse.Namespace, validator: Validator) -> int:
+def _check(args: argparse.Namespace) -> int:
     from traces.checking.check import run_check
     from traces.reporting.report import console, to_html, to_json, to_junit_xml
     from traces.checking.session import get_spark
@@ -109,11 +106,11 @@ def _check(args: argparse.Namespace, validator: Validator) -> int:
         args.paths,
         replay=not args.no_replay,
         series=args.report is not None,
-        validator=validator,
         budgets=budgets,
         witness=args.witness,
         progress=sys.stderr.isatty(),
         context=args.report is not None,
+        profile=args.profile,
     )
     if args.report is not None:
         args.report.parent.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,9 @@
 """``make bench``: throughput of the Spark checks on 1M- and 10M-event Parquet traces.
 
 Measured, each in this one process with the same Spark session (local[2] by default):
-1. validation (streaming, in the driver) of the 1M dataset;
+1. validation of the 1M and 10M datasets side by side: in the driver (streaming, as
+   ``flowspec project`` and ``validate`` do) and in Spark tasks (as ``flowspec check`` does,
+   :mod:`traces.checking.validation`), with the driver's peak resident memory during each;
 2. all rules together (frame rules + per-trace scans, no replay) on 1M and 10M events;
 3. the full replay through the spec on Spark (rules off) on the 1M dataset, and the partial replay
    of the base traces projected to ``queues`` and to ``black-box``;
@@ -42,13 +44,40 @@ from traces.format.read import read_records
 from traces.format.records import Observation
 from traces.format.write import TraceWriter
 from traces.checking.layout import plan as plan_layout
-from traces.format.read import validate
+from traces.format.read import Validator, validate
 from traces.recording.record import record_workload
 from traces.checking.segments import plan_segments, replay_here, replay_on_spark
+from traces.checking.validation import validate_on_spark
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "benchmarks.md"
 BASE_WORKLOADS = ("steady", "bursts", "slow-disk", "pool-exhaustion", "full-send-queue", "retry-storm-limited", "many-topics", "faults")
 T = TypeVar("T")
+
+
+def _status_kb(field: str) -> int:
+    """A field of this process's /proc status, in kB (VmRSS: resident now; VmHWM: resident at most)."""
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(f"{field}:"))
+
+
+@dataclass(frozen=True)
+class DriverCost:
+    """What one step cost this process, the driver (Spark's JVM and workers are other processes)."""
+
+    rss_before_mb: float  # resident memory when the step began
+    rss_peak_mb: float  # resident memory at most during the step (the kernel's high-water mark, reset first)
+    cpu_seconds: float  # user and system time of all its threads (pyarrow decodes on several)
+
+
+def driver_cost(run: Callable[[], T]) -> tuple[T, DriverCost]:
+    """Run ``run``, and what it cost this process."""
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # resets VmHWM to the resident memory now
+    start, usage = _status_kb("VmRSS"), resource.getrusage(resource.RUSAGE_SELF)
+    result = run()
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = after.ru_utime + after.ru_stime - usage.ru_utime - usage.ru_stime
+    return result, DriverCost(start / 1024, _status_kb("VmHWM") / 1024, cpu)
 
 
 class PeakMemory:
@@ -268,23 +297,50 @@ def main() -> int:
             lines.append(f"- dataset {n:,}: {rows:,} rows in {len(files)} files, {size_mb:,.0f} MB zstd Parquet, written in {mw.seconds:.0f} s")
         spark = get_spark(master=args.master, conf={"spark.driver.memory": "4g"})
         lines.append(f"- Spark's workers replay with the {'compiled' if compiled_path()[0] else 'interpreted'} spec")
+        # JVM and workers warm up: all the base traces, so that there is a task for every core and
+        # each core's Python worker is started before the timed runs.
+        warm = str(args.work / "base")
+        run_check(spark, [warm], rules=True, replay=True)  # validation in tasks too
         results = []
         validators = {}
+        in_tasks: dict[int, tuple[Measure, Measure, Validator, DriverCost]] = {}
+        # The tasks at every size first: the driver's own validation leaves memory resident that
+        # the tasks' figures would show.
+        for n in sizes:
+
+            def validate_in_tasks() -> tuple[Measure, Measure, Validator]:
+                start = time.perf_counter()
+                layout = plan_layout([str(datasets[n])])
+                ml = Measure(f"layout of {n:,} (driver)", sum(p.rows for p in layout.pieces), time.perf_counter() - start)
+                start = time.perf_counter()
+                tasks = validate_on_spark(spark, layout)
+                return ml, Measure(f"validate {n:,} in Spark tasks, {args.master}", tasks.events, time.perf_counter() - start), tasks
+
+            (ml, mt, tasks), with_tasks = driver_cost(validate_in_tasks)
+            in_tasks[n] = (ml, mt, tasks, with_tasks)
         for n in sizes:
             path = str(datasets[n])
             # The validator counts the events (rows minus headers); every rate below uses that count.
             start = time.perf_counter()
-            v = validators[n] = validate([path])
-            mv = Measure(f"validate {n:,} (driver)", v.events, time.perf_counter() - start)
-            print(f"{mv.what}: {mv.events} events in {mv.seconds:.1f} s = {mv.rate:,.0f} events/s", flush=True)
-            results.append(mv)
+            v, in_driver = driver_cost(lambda: validate([path]))
+            validators[n] = v
+            mv = Measure(f"validate {n:,} in the driver", v.events, time.perf_counter() - start)
+            ml, mt, tasks, with_tasks = in_tasks[n]
+            if (tasks.summaries(), tasks.kinds) != (v.summaries(), v.kinds):
+                raise SystemExit(f"bench: validation in Spark tasks and in the driver disagree on the {n:,} dataset")
+            for m in (ml, mt, mv):
+                print(f"{m.what}: {m.events} events in {m.seconds:.1f} s = {m.rate:,.0f} events/s", flush=True)
+            results += [mv, ml, mt]
             lines.append(f"- dataset {n:,}: {len(v.traces)} traces, {v.events:,} events")
+            lines.append(
+                f"- validation of {n:,}: in Spark tasks {mt.rate / mv.rate:.2f}× the driver's speed, after the layout "
+                f"({ml.seconds:.1f} s, which the rules and the replay need anyway). The driver, validating itself: "
+                f"{in_driver.cpu_seconds:.1f} CPU s, peak RSS {in_driver.rss_peak_mb:,.0f} MB ({in_driver.rss_before_mb:,.0f} MB before); "
+                f"with the layout and the tasks: {with_tasks.cpu_seconds:.1f} CPU s, peak RSS {with_tasks.rss_peak_mb:,.0f} MB "
+                f"({with_tasks.rss_before_mb:,.0f} MB before)"
+            )
         replay_path = str(datasets[args.replay_size])
         replay_events = validators[args.replay_size].events
-        # JVM and workers warm up: all the base traces, so that there is a task for every core and
-        # each core's Python worker is started before the timed runs.
-        warm = str(args.work / "base")
-        run_check(spark, [warm], rules=True, replay=True, validator=validate([warm]))
         for n in sizes:
             v = validators[n]
             mr, _ = timed(

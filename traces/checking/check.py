@@ -1,10 +1,11 @@
 """``flowspec check``: validate traces, then run the rules and the replay on Spark, and judge each trace.
 
-Pipeline (PObserve's shape): validate (in the driver, batch by batch: a bad record stops
-everything with exit 2; it also counts the events per kind, the coverage) → the rules and the
-report's time series, in one Spark job with no shuffle: the driver finds where each trace's rows are
+Pipeline (PObserve's shape): the driver finds where each trace's rows are
 (:mod:`traces.checking.layout`: Parquet row groups and JSON Lines files that share traces form units of
-whole traces) and hands each task a few units; the task reads them with pyarrow and judges
+whole traces) → validation, in Spark tasks over those units (:mod:`traces.checking.validation`: a bad
+record stops everything with exit 2; it also counts the events per kind, the coverage) → the rules and the
+report's time series, in one Spark job with no shuffle: the driver hands each task a few units;
+the task reads them with pyarrow and judges
 each trace with array operations over its columns (:mod:`traces.checking.scan`) → the replay of every
 ``full`` trace through the spec, again with tasks that read their traces' rows themselves,
 long traces cut into segments on different cores (:mod:`traces.checking.segments`) → per-trace
@@ -41,7 +42,7 @@ from traces.format.records import EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, 
 from traces.checking.context import events_around
 from traces.checking.layout import Layout, Unit, read_unit
 from traces.checking.layout import plan as plan_layout
-from traces.format.read import Validator, validate
+from traces.format.read import TraceInputError, Validator
 from traces.format.write import TraceWriter
 from traces.checking.partial import Budgets, partial_on_spark
 from traces.checking.progress import Progress
@@ -50,6 +51,7 @@ from traces.checking.segments import plan_segments, replay_on_spark
 from traces.checking.rules import LEVEL_ORDER, RULES, RULES_BY_NAME
 from traces.checking.scan import Events, TraceScan
 from traces.checking.exits import EXIT_CONFORMANT, EXIT_INCONCLUSIVE, EXIT_VIOLATION, CheckerFailure
+from traces.checking.validation import validate_on_spark
 
 REPLAY = "replay"
 #: A rule's status when the trace breaks a claim its release's own code breaks: a finding, not a violation.
@@ -254,6 +256,10 @@ class CheckResult:
         return EXIT_CONFORMANT
 
 
+class WrongProfile(TraceInputError):
+    """Valid traces, but not all of the profile the check was asked to require."""
+
+
 def run_check(
     spark: SparkSession,
     paths: Sequence[str],
@@ -264,19 +270,32 @@ def run_check(
     budgets: Budgets = Budgets(),
     witness: Path | None = None,
     progress: bool = False,
+    profile: str | None = None,
     context: bool = False,
 ) -> CheckResult:
-    """Validate ``paths`` (raises TraceInputError), then judge every trace on Spark; with ``witness``,
-    write there, as a ``full`` trace, the run of the spec that explains each conformant partial trace;
-    with ``context``, give each sample of a violation or known defect the events around it."""
-    validator = validator or validate(paths)
+    """Validate ``paths`` in Spark tasks (raises TraceInputError; a ``validator`` given has
+    validated them already), then judge every trace on Spark; with ``profile``, refuse traces of
+    another profile (WrongProfile); with ``witness``, write there, as a ``full`` trace, the run of
+    the spec that explains each conformant partial trace; with ``context``, give each sample of a
+    violation or known defect the events around it."""
+    layout = plan_layout(paths)
+    shown = Progress(spark, progress)
+    if validator is None:
+        with shown.phase("validation"):
+            validator = validate_on_spark(spark, layout)
+    elif layout.unread:  # validated in the driver, but its trace ids cannot be read now
+        unread = {f: f"cannot be read: {why}" for f, why in layout.unread.items()}
+        raise TraceInputError([f"{f}: {m}" for f, m in unread.items()], [{"file": f, "message": m} for f, m in unread.items()])
+    if profile is not None:
+        wrong = {t: p.header.profile for t, p in validator.traces.items() if p.header.profile != profile}
+        if wrong:
+            problems = [f"trace {t}: claims profile {p}, not {profile}" for t, p in wrong.items()]
+            raise WrongProfile(problems, [{"trace_id": t, "message": m} for t, m in zip(wrong, problems)])
     headers = validator.header_records()
     # Rules and series: one Spark task per group of whole traces, no shuffle. The coverage (events
     # per kind) is validation's count, which read every record.
-    layout = plan_layout(paths)
     tasks = layout.tasks(spark.sparkContext.defaultParallelism) if rules or series else []
     rows: list[dict[str, Any]] = []
-    shown = Progress(spark, progress)
     with shown.phase("rules"):
         for task_rows in spark.sparkContext.parallelize(tasks, len(tasks)).mapPartitions(per_task(headers, rules, series)).collect() if tasks else []:
             rows += task_rows

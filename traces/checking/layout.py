@@ -1,8 +1,9 @@
 """Where each trace's rows are, and how to hand whole traces to Spark tasks without a shuffle.
 
-The per-trace passes need every row of a trace in one task. Instead of shuffling rows by trace
-id, the driver looks at the input once (only the ``trace_id`` column of each Parquet row group,
-dictionary-encoded, and the row counts in the file footers) and builds:
+The per-trace passes, validation first (:mod:`traces.checking.validation`), need every row of a
+trace in one task. Instead of shuffling rows by trace id, the driver looks at the input once (only
+the ``trace_id`` column of each Parquet row group, dictionary-encoded, and the row counts in the
+file footers; a JSON Lines file's ``trace_id`` of each line, which has no footer) and builds:
 
 - *pieces*: a Parquet row group, or a whole JSON Lines file (a JSON Lines file cannot be read
   from the middle, so it is one indivisible piece);
@@ -17,6 +18,9 @@ dictionary-encoded, and the row counts in the file footers) and builds:
   task to the first free core, so equal tasks in a small multiple of the cores keep every core
   busy to the end; but each task has a fixed cost, see :data:`MIN_TASK_ROWS`), never a unit split.
 
+The input need not be valid yet: a file whose trace ids cannot be read gets no piece, and
+:attr:`Layout.unread` says why; validation reads it whole and names its problem.
+
 A task then reads its own pieces (:func:`read_unit`) in the executor. So every executor must be
 able to open the input's locations (:mod:`traces.format.storage`): local files with ``--master
 local[N]`` or a file system that all nodes mount at the same path; or an object store or
@@ -30,7 +34,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
 
@@ -43,7 +47,7 @@ import pyarrow.parquet as pq
 from traces.checking.exits import unreadable_here
 from traces.format.records import ARROW_SCHEMA
 from traces.format.read import MAX_LINE_BYTES, raw_records, resolve
-from traces.format.storage import open_input, suffix
+from traces.format.storage import first_line, open_input, suffix
 
 #: Rows above which a unit of several traces is read as runs of whole traces (:func:`split`): a
 #: task holds a unit's rows in memory, and one unit occupies one core.
@@ -91,6 +95,10 @@ class Layout:
     pieces: tuple[Piece, ...]  # in input order
     trace_pieces: Mapping[str, tuple[Piece, ...]]  # trace id -> the pieces holding its rows, in input order
     units: tuple[Unit, ...]  # largest first
+    files: tuple[str, ...] = ()  # every file of the input, in input order, with pieces or not
+    # The files whose trace ids could not be read, and why: not valid traces (validation says
+    # where), or not readable from the driver; they have no pieces.
+    unread: Mapping[str, str] = field(default_factory=dict)
 
     def tasks(self, cores: int) -> list[tuple[Unit, ...]]:
         """The units, large ones split into runs (:func:`split`), packed into Spark tasks (:func:`pack`)."""
@@ -107,7 +115,8 @@ def _parquet_pieces(source: str) -> list[tuple[Piece, list[str]]]:
         for i in range(pf.metadata.num_row_groups):
             ids: set[str] = set()
             for chunk in pf.read_row_group(i, columns=["trace_id"]).column(0).chunks:
-                used = np.flatnonzero(np.bincount(np.asarray(chunk.indices.to_numpy()), minlength=len(chunk.dictionary)))
+                present = np.asarray(pc.drop_null(chunk.indices).to_numpy())  # a null trace_id is validation's to name
+                used = np.flatnonzero(np.bincount(present, minlength=len(chunk.dictionary)))
                 ids.update(chunk.dictionary.take(pa.array(used, pa.int64())).to_pylist())
             out.append((Piece(source, i, pf.metadata.row_group(i).num_rows), sorted(ids)))
     return out
@@ -119,9 +128,10 @@ def _jsonl_piece(source: str) -> tuple[Piece, list[str]]:
         table = pj.read_json(
             file,
             read_options=pj.ReadOptions(block_size=2 * MAX_LINE_BYTES),  # a block must hold the longest line
-            parse_options=pj.ParseOptions(explicit_schema=pa.schema([ARROW_SCHEMA.field("trace_id")]), unexpected_field_behavior="ignore"),
+            # A line without a trace id is validation's to name: nullable here.
+            parse_options=pj.ParseOptions(explicit_schema=pa.schema([ARROW_SCHEMA.field("trace_id").with_nullable(True)]), unexpected_field_behavior="ignore"),
         )
-    return Piece(source, None, table.num_rows), sorted(set(pc.unique(table.column("trace_id")).to_pylist()))
+    return Piece(source, None, table.num_rows), sorted(pc.unique(table.column("trace_id")).drop_null().to_pylist())
 
 
 def _find(parent: list[int], i: int) -> int:
@@ -132,13 +142,20 @@ def _find(parent: list[int], i: int) -> int:
 
 
 def plan(paths: Sequence[str]) -> Layout:
-    """The layout of the (validated) input named by ``paths``. Pieces name their files by location
-    (an absolute path or a URI): Spark's executors open them from their own working directory,
-    not the driver's."""
+    """The layout of the input named by ``paths``. Pieces name their files by location (an absolute
+    path or a URI): Spark's executors open them from their own working directory, not the driver's.
+
+    The input need not be valid yet: a file whose trace ids cannot be read (not Parquet, a line
+    that is not JSON, a file the driver cannot open) gets no pieces and is listed in
+    :attr:`Layout.unread`, for validation to say what is wrong with it."""
     found: list[tuple[Piece, list[str]]] = []
-    for source in resolve(paths):
-        with unreadable_here(source):
+    files = resolve(paths)
+    unread: dict[str, str] = {}
+    for source in files:
+        try:
             found += _parquet_pieces(source) if suffix(source) == ".parquet" else [_jsonl_piece(source)]
+        except (OSError, pa.ArrowException) as e:
+            unread[source] = first_line(e)
     pieces = tuple(p for p, _ in found)
     holders: dict[str, list[int]] = {}
     for index, (_, ids) in enumerate(found):
@@ -153,7 +170,8 @@ def plan(paths: Sequence[str]) -> Layout:
     for index, piece in enumerate(pieces):
         components.setdefault(_find(parent, index), []).append(piece)
     units = sorted((Unit(tuple(c)) for c in components.values()), key=lambda u: -u.rows)
-    return Layout(pieces, {t: tuple(pieces[i] for i in indexes) for t, indexes in holders.items()}, tuple(units))
+    trace_pieces = {t: tuple(pieces[i] for i in indexes) for t, indexes in holders.items()}
+    return Layout(pieces, trace_pieces, tuple(units), tuple(files), unread)
 
 
 def split(unit: Unit, trace_pieces: Mapping[str, tuple[Piece, ...]], target_rows: int) -> list[Unit]:

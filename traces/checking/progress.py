@@ -1,4 +1,4 @@
-"""Progress of a running check on stderr: each phase's Spark tasks, done out of total.
+"""Progress of a running check on stderr: each phase's Spark tasks (validation, rules, replay), done out of total.
 
 A thread polls Spark's status tracker for the jobs of the phase's job group and moves a tqdm bar;
 it is off unless asked for (``flowspec check`` asks when stderr is a terminal), so logs and CI
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import count
@@ -17,6 +18,8 @@ from pyspark.sql import SparkSession
 from tqdm import tqdm
 
 POLL_SECONDS = 0.5
+#: How long a phase that is over waits for the status tracker to count its last tasks (a failed job's never are).
+SETTLE_SECONDS = 2.0
 _GROUPS = count()
 
 
@@ -39,6 +42,11 @@ class Progress:
                     done += stage_info.numCompletedTasks
                     total += stage_info.numTasks
         return done, total
+
+    def _behind(self, group: str) -> bool:
+        """Whether the tracker counts fewer tasks done than started in ``group``."""
+        done, total = self.tasks(group)
+        return done < total
 
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
@@ -67,5 +75,10 @@ class Progress:
         finally:
             stop.set()
             thread.join()
+            # The tracker hears of finished tasks through Spark's listener bus, after the jobs
+            # return: wait a little for it, or a phase that is over can end showing 0/3.
+            deadline = time.monotonic() + SETTLE_SECONDS
+            while time.monotonic() < deadline and self._behind(group):
+                time.sleep(0.05)
             show()
             bar.close()

@@ -5,6 +5,10 @@ with Arrow compute and numpy, and row by row only when a batch is not clean), wi
 bookkeeping only (last ``seq``, the header). The first problem of each file is reported with the file, the line (JSON Lines) or
 row (Parquet) and the field; any problem makes the input invalid (exit code 2), so an
 unreadable line can never be skipped into a pass.
+
+:func:`validate` runs in one process (``flowspec project``, the tests); ``flowspec check`` runs the
+same :class:`Validator` in Spark tasks, each on whole traces (:func:`check_part`,
+:mod:`traces.checking.validation`), and joins what they leave of each trace (:class:`TraceSummary`).
 """
 
 from __future__ import annotations
@@ -147,11 +151,14 @@ def _jsonl_records(source: str) -> Iterator[tuple[Location, dict[str, Any]]]:
     try:
         stream = open_input(source)
     except (OSError, pa.ArrowException) as e:
-        raise InputProblem(Location(source, line=1), f"cannot be opened: {first_line(e)}") from None
+        raise InputProblem(Location(source, line=1), f"cannot be opened: {first_line(e)}", unreadable=e) from None
     with io.BufferedReader(stream, buffer_size=1 << 20) as f:
         number = 0
         while True:
-            raw = f.readline(MAX_LINE_BYTES + 1)
+            try:
+                raw = f.readline(MAX_LINE_BYTES + 1)
+            except (OSError, pa.ArrowException) as e:
+                raise InputProblem(Location(source, line=number + 1), f"cannot be read: {first_line(e)}", unreadable=e) from None
             if not raw:
                 return
             number += 1
@@ -169,15 +176,19 @@ def _jsonl_records(source: str) -> Iterator[tuple[Location, dict[str, Any]]]:
             yield where, record
 
 
-def _parquet_batches(source: str) -> Iterator[tuple[int, pa.RecordBatch]]:
-    """The batches of one Parquet file (ARROW_SCHEMA, the REPEATED_STRINGS dictionary-encoded), each with the number of its first row."""
+def _parquet_batches(source: str, row_groups: Sequence[int] | None = None) -> Iterator[tuple[int, pa.RecordBatch]]:
+    """The batches of one Parquet file (ARROW_SCHEMA, the REPEATED_STRINGS dictionary-encoded), or
+    of its ``row_groups`` only (in the order given), each with the file's number of its first row."""
     where = Location(source, row=0)
     try:
         file = open_input(source)
-        pf = pq.ParquetFile(file)
-    except (pa.ArrowException, OSError) as e:
-        raise InputProblem(where, f"not a readable Parquet file: {e}") from None
+    except (OSError, pa.ArrowException) as e:
+        raise InputProblem(where, f"cannot be opened: {first_line(e)}", unreadable=e) from None
     with file:
+        try:
+            pf = pq.ParquetFile(file)
+        except (pa.ArrowException, OSError) as e:
+            raise InputProblem(where, f"not a readable Parquet file: {e}", unreadable=e if isinstance(e, OSError) else None) from None
         schema = pf.schema_arrow
         for expected in ARROW_SCHEMA:
             if expected.name not in schema.names:
@@ -190,19 +201,27 @@ def _parquet_batches(source: str) -> Iterator[tuple[int, pa.RecordBatch]]:
             raise InputProblem(where, f"unknown column(s) {extra}")
         # Strings that repeat arrive dictionary-encoded: cheaper to decode, and accept_batch groups
         # by kind and by trace through the dictionary.
+        counts = [pf.metadata.row_group(i).num_rows for i in range(pf.metadata.num_row_groups)]
+        first_rows = np.concatenate(([0], np.cumsum(counts, dtype=np.int64))).tolist()
+        groups = list(range(len(counts))) if row_groups is None else list(row_groups)
         row = 0
         try:
             pf = pq.ParquetFile(file, metadata=pf.metadata, read_dictionary=list(REPEATED_STRINGS))
-            for batch in pf.iter_batches(batch_size=PARQUET_BATCH, columns=list(ARROW_SCHEMA.names)):
-                yield row, batch
-                row += batch.num_rows
+            # Consecutive row groups are read as one stream of batches, as the whole file is.
+            for run in np.split(groups, np.flatnonzero(np.diff(groups) != 1) + 1) if groups else []:
+                row = first_rows[run[0]]
+                for batch in pf.iter_batches(batch_size=PARQUET_BATCH, row_groups=run.tolist(), columns=list(ARROW_SCHEMA.names)):
+                    yield row, batch
+                    row += batch.num_rows
         except (pa.ArrowException, OSError) as e:
-            raise InputProblem(Location(source, row=row), f"unreadable Parquet data: {e}") from None
+            problem = InputProblem(Location(source, row=row), f"unreadable Parquet data: {e}", unreadable=e if isinstance(e, OSError) else None)
+            raise problem from None
 
 
-def _rows(source: str, first: int, batch: pa.RecordBatch) -> Iterator[tuple[Location, dict[str, Any]]]:
+def _rows(source: str, first: int, batch: pa.RecordBatch, rows: Sequence[int] | None = None) -> Iterator[tuple[Location, dict[str, Any]]]:
+    """The batch's records with their locations: rows ``first``, ``first`` + 1, …, or the file's ``rows``."""
     for i, record in enumerate(batch.to_pylist()):
-        yield Location(source, row=first + i), record
+        yield Location(source, row=first + i if rows is None else rows[i]), record
 
 
 def _parquet_records(source: str) -> Iterator[tuple[Location, dict[str, Any]]]:
@@ -213,10 +232,13 @@ def _parquet_records(source: str) -> Iterator[tuple[Location, dict[str, Any]]]:
 class InputProblem(Exception):
     """One problem of the input, where it is: a file that cannot be opened, a line or row that is not a valid record."""
 
-    def __init__(self, where: Location, message: str) -> None:
+    def __init__(self, where: Location, message: str, unreadable: BaseException | None = None) -> None:
         super().__init__(f"{where}: {message}")
         self.where = where
         self.message = message
+        # The file system's error when the file could not be opened or read (on this node; another
+        # may read it), rather than what was read not being a valid trace.
+        self.unreadable = unreadable
 
     def as_data(self) -> dict[str, Any]:
         where = {"file": self.where.file, "line": self.where.line, "row": self.where.row}
@@ -398,6 +420,16 @@ class _TraceProgress:
     last_ts: int | None = None  # the ts of the last event
 
 
+@dataclass(frozen=True)
+class TraceSummary:
+    """What validation leaves of one trace for the checks after it (the header, the number of
+    events): small and plain, so that a Spark task that validated the trace sends it to the driver."""
+
+    header: dict[str, Any]  # the header as a record (traces.format.records.header_record)
+    last_seq: int
+    last_ts: int | None
+
+
 @dataclass
 class Validator:
     """Validates records one at a time, in order; remembers each trace's header and last seq, and
@@ -406,6 +438,11 @@ class Validator:
     traces: dict[str, _TraceProgress] = field(default_factory=dict)
     events: int = 0
     kinds: Counter[str] = field(default_factory=Counter)  # events per kind, all traces, no headers
+
+    @property
+    def records(self) -> int:
+        """Records taken so far, headers included."""
+        return self.events + len(self.traces)
 
     def header(self, trace_id: str) -> TraceHeader:
         """The header of a trace seen so far."""
@@ -418,6 +455,20 @@ class Validator:
     def events_per_trace(self) -> dict[str, int]:
         """Each trace's number of events (its last seq, since seqs run 1, 2, 3, …), by trace id."""
         return {trace_id: p.last_seq for trace_id, p in self.traces.items()}
+
+    def summaries(self) -> dict[str, TraceSummary]:
+        """Each trace's summary, by trace id."""
+        return {trace_id: TraceSummary(header_record(p.header), p.last_seq, p.last_ts) for trace_id, p in self.traces.items()}
+
+    def join(self, summaries: Mapping[str, TraceSummary], kinds: Mapping[str, int]) -> None:
+        """Take whole traces validated elsewhere (by a Spark task): their summaries and their events
+        per kind. Their ids are new here (a trace is validated in one place, in input order)."""
+        for trace_id, s in summaries.items():
+            assert trace_id not in self.traces, f"trace {trace_id!r} validated in two places"
+            header = header_from_record(s.header)
+            self.traces[trace_id] = _TraceProgress(header, s.last_seq, LEVEL_KINDS[header.observation], s.last_ts)
+        self.events += sum(kinds.values())
+        self.kinds.update(kinds)
 
     def check(self, record: Mapping[str, Any]) -> None:
         """Raise _Bad naming the field if ``record`` is not a valid next record of its trace."""
@@ -655,31 +706,57 @@ def _read(paths: Sequence[str], validator: Validator, keep: bool) -> Iterator[Re
     problems: list[str] = []
     located: list[dict[str, Any]] = []
     for source in resolve(paths):
-        before = validator.events + len(validator.traces)
+        before = validator.records
         try:
             yield from _file_records(source, validator, keep)
         except InputProblem as e:
             problems.append(str(e))
             located.append(e.as_data())
             continue
-        if validator.events + len(validator.traces) == before:
-            problems.append(f"{source}: empty: no trace records")
-            located.append({"file": source, "message": "empty: no trace records"})
+        if validator.records == before:
+            problems.append(f"{source}: {EMPTY}")
+            located.append({"file": source, "message": EMPTY})
     if problems:
         raise TraceInputError(problems, located)
 
 
-def _file_records(source: str, validator: Validator, keep: bool) -> Iterator[Record]:
+#: The problem of a file that holds no record.
+EMPTY = "empty: no trace records"
+
+
+def check_part(source: str, validator: Validator, row_groups: Sequence[int] | None = None, traces: frozenset[str] | None = None) -> None:
+    """Validate the records of one file, or of the given row groups of a Parquet file, into
+    ``validator``, in order (the work of a Spark task, :mod:`traces.checking.validation`). With
+    ``traces``, only their records, and those with no trace id (which are not valid). Raises
+    InputProblem at the first problem, naming the file's own line or row."""
+    for _ in _file_records(source, validator, keep=False, row_groups=row_groups, traces=traces):
+        pass
+
+
+def _file_records(
+    source: str, validator: Validator, keep: bool, row_groups: Sequence[int] | None = None, traces: frozenset[str] | None = None
+) -> Iterator[Record]:
     if not _is_parquet(source):
-        yield from _checked(_jsonl_records(source), validator)
+        records = _jsonl_records(source)
+        if traces is not None:
+            records = ((where, r) for where, r in records if not isinstance(r.get("trace_id"), str) or r["trace_id"] in traces)
+        yield from _checked(records, validator)
         return
-    for first, batch in _parquet_batches(source):
+    wanted = None if traces is None else pa.array(sorted(traces), pa.string())
+    for first, batch in _parquet_batches(source, row_groups):
+        rows = None  # the file's row of each of the batch's rows, when the batch holds other traces' rows too
+        if wanted is not None:
+            ids = batch.column("trace_id")
+            mine = pc.or_(pc.is_in(ids, value_set=wanted), pc.is_null(ids))
+            if not pc.all(mine).as_py():
+                rows = (first + np.flatnonzero(mine.to_numpy(zero_copy_only=False))).tolist()
+                batch = batch.filter(mine)
         if validator.accept_batch(batch):
             if keep:
-                yield from (Record(where, data) for where, data in _rows(source, first, batch))
+                yield from (Record(where, data) for where, data in _rows(source, first, batch, rows))
         else:
             # Row by row from the state before the batch: the same first problem and message.
-            yield from _checked(_rows(source, first, batch), validator)
+            yield from _checked(_rows(source, first, batch, rows), validator)
 
 
 def _checked(records: Iterator[tuple[Location, dict[str, Any]]], validator: Validator) -> Iterator[Record]:
