@@ -100,7 +100,7 @@ class Budgets:
     candidates: int = 20_000  # candidate states kept after any one event
     steps: int = 5_000_000  # spec steps tried over the whole trace
     seconds: float = 120.0  # wall time for the trace
-    witness_share: float = 0.5  # of the steps and time, what the witness-first search may use before the exhaustive one
+    witness_share: float = 0.25  # of the steps and time, what the witness-first search may use before the exhaustive one (at black-box)
 
 
 @dataclass(frozen=True)
@@ -126,6 +126,7 @@ class PartialResult:
     detail: str = ""  # the violation or the budget that ran out, for a person
     witness: tuple[tuple[Action, int, tuple[RecordedResponse, ...]], ...] = ()  # (action, ts, responses) of a full run
     opaques: tuple[int, ...] = ()  # the trace's opaque of each request, in arrival order
+    search: str = "exhaustive search"  # which search decided; for the witness-first one, the candidates are the states it searched at each event
 
 
 class OutOfBudget(Exception):
@@ -405,7 +406,7 @@ def _trace_records(trace_id: str, pieces: Sequence[Piece]) -> Iterator[dict[str,
 
 def as_replay_result(result: PartialResult, level: Observation) -> ReplayResult:
     """A partial result in the shape ``flowspec check`` reports replays in."""
-    search = f"partial replay at {level.value!r}: candidates median {result.median_candidates:g}, max {result.max_candidates}; {result.steps} spec steps"
+    search = f"partial replay at {level.value!r}, {result.search}: candidates median {result.median_candidates:g}, max {result.max_candidates}; {result.steps} spec steps"
     if result.verdict == "conformant":
         return ReplayResult(result.trace_id, "conformant", result.events, reason=f"{search}; a witness run of {len(result.witness)} steps")
     if result.verdict == "violation":

@@ -47,7 +47,7 @@ def survey(name: str, records: Sequence[dict[str, Any]], level: Observation, bud
     why = f"; {result.detail[:200]}" if result.verdict != "conformant" else ""
     return (
         f"{name:34} {events:6} events  {result.verdict:12} {seconds:7.2f} s {events / max(seconds, 1e-9):9.0f} events/s"
-        f"  states median {result.median_candidates:g} max {result.max_candidates}{checked}{why}"
+        f"  states median {result.median_candidates:g} max {result.max_candidates}, {result.steps:,} spec steps{checked}{why}"
     )
 
 

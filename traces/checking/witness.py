@@ -35,6 +35,7 @@ nothing, never *violation*; when it finds nothing the exhaustive search decides.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -299,7 +300,7 @@ def find_witness(replay: PartialReplay, events: Sequence[Mapping[str, Any]]) -> 
             replay.deadline = time.monotonic() + replay.deadline_seconds
             found = _Search(replay, events, answers, strategy).run()
             if isinstance(found, PartialResult):
-                return found
+                return dataclasses.replace(found, search=f"witness-first search ({strategy.name})")
             stopped.append(found)
     return "the witness-first search found no run (" + "; ".join(stopped) + ")"
 
