@@ -17,7 +17,10 @@ follows one run instead, and lets the trace steer it:
   ``ts`` 194 says the task was created at 131; no other time explains that answer).
 - The trace prunes the steps that would carry a request past the code path that writes its
   answer (a request refused on the remoting thread never becomes a task; one a cleaner answers
-  is never taken by a worker; one the put pre-check refuses never passes it).
+  is never taken by a worker; one the put pre-check refuses never passes it), and the states in
+  which a task that a cleaner later takes from the head has more tasks behind it than the
+  cleaner's remark counts ("size of queue: 5"): none of them can leave first, so no run goes on
+  from there. Such a task joins its queue as late as it can.
 - A :class:`Strategy` may add two guesses: before an answer of flow control, the steps that load
   the broker (the put path, the queueing) come before time moves on, since such an answer needs
   a lock held long or a queue filled early; and tasks reach an executor in the order its workers
@@ -121,6 +124,7 @@ class _Answers:
     at: dict[int, int] = field(default_factory=dict)  # the index of the event that answers it
     tag: dict[int, str] = field(default_factory=dict)  # that answer's flow-control tag, or ""
     created_at: dict[int, int] = field(default_factory=dict)  # its task's creation time, where a cleaner's remark gives it
+    behind: dict[int, int] = field(default_factory=dict)  # how many tasks were behind it in its queue when a cleaner took it
     by_workers: dict[ExecutorName, list[tuple[int, int]]] = field(default_factory=dict)  # executor -> (event, opaque) its workers answer, in order
 
     @staticmethod
@@ -138,6 +142,7 @@ class _Answers:
                 cleaned = CLEAN_QUEUE_PATTERN.match(r.remark or "")
                 if cleaned is not None:
                     answers.created_at[r.request_id] = record["ts"] - int(cleaned.group(2))
+                    answers.behind[r.request_id] = int(cleaned.group(3))  # the remark's size is after removal
                 executor = routed.get(r.request_id)
                 if answers.tag[r.request_id] not in _PAST_THE_WRITER and executor is not None:
                     answers.by_workers.setdefault(executor, []).append((i, r.request_id))
@@ -190,6 +195,8 @@ class _Search:
         replay, record = self.replay, self.events[k]
         if time.monotonic() > replay.deadline:
             raise OutOfBudget(f"time budget ({replay.deadline_seconds:g} s) ran out")
+        if self._too_many_behind(s):
+            return
         ts: int = record["ts"]
         before = ts - record["ms"] if record["kind"] == ClockAdvances.__name__ else ts
         recorded = responses_from_record(record)
@@ -227,6 +234,20 @@ class _Search:
         for a, after in later:
             yield after, k, Trail(trail, a, after.now, ())
 
+    def _too_many_behind(self, s: BrokerState) -> bool:
+        """Whether a task that a cleaner later takes from the head of its queue has more tasks
+        behind it than the cleaner's remark counts. None of them can leave first (workers and
+        cleaners take the head), so no run of the spec goes on from here to explain that answer."""
+        if not self.answers.behind:
+            return False
+        for e in s.executors:
+            for i, task in enumerate(e.queue):
+                if isinstance(task, RequestTask):
+                    behind = self.answers.behind.get(self.replay.opaque_of.get(task.request.id, -1))
+                    if behind is not None and len(e.queue) - i - 1 > behind:
+                        return True
+        return False
+
     def _urgency(self, s: BrokerState, a: Action, k: int) -> int | None:
         """How many events ahead the trace answers the request a hidden step serves (0 for the
         next event's, and for the fast-failure scheduler); None for a step the trace rules out."""
@@ -242,6 +263,8 @@ class _Search:
         answered = answers.at.get(opaque, _NEVER)
         if type(a) in _PAST_THE_WRITER.get(answers.tag.get(opaque, ""), ()):
             return None
+        if isinstance(a, DispatchQueuesTask) and answers.tag.get(opaque) in _CLEANED and answered > k:
+            return _NEVER - 1  # a task a cleaner answers waits at the head: it joins the queue as late as it can
         if self.strategy.queue_order and isinstance(a, (DispatchQueuesTask, DispatchStartsWorker)):
             if self._out_of_order(s, a, request, answered, k):
                 return None
