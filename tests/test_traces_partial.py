@@ -87,6 +87,7 @@ BLACK_BOX_EXPLAINED = [
     ("steady", "4.3.2", 300),
     ("bursts", "4.3.2", 300),
     ("steady", "5.3.3", 300),
+    ("bursts", "5.3.3", 300),
     ("slow-disk", "4.9.8", 300),
     ("pool-exhaustion", "4.9.8", 300),
     ("every-code", "5.3.3", 300),
