@@ -135,6 +135,12 @@ def test_a_cleaners_remark_gives_the_time_its_task_was_created() -> None:
     assert answers.created_at == {77: 131} and answers.at == {77: 1} and answers.tag == {77: "[TIMEOUT_CLEAN_QUEUE]"}
 
 
+def test_a_black_box_trace_with_no_event_is_conformant_with_an_empty_witness(tmp_path: Path) -> None:
+    projected = list(project(_recorded(tmp_path, "steady", "5.3.3", 6), Observation.BLACK_BOX))[:1]
+    result = replay_partial(header_from_record(projected[0]), [], BUDGETS)
+    assert result.verdict == "conformant" and result.witness == () and result.events == 0
+
+
 def test_a_black_box_budget_that_runs_out_names_both_searches(tmp_path: Path) -> None:
     projected = list(project(_recorded(tmp_path, "slow-disk", "5.3.3", 300), Observation.BLACK_BOX))
     result = replay_partial(header_from_record(projected[0]), projected[1:], Budgets(candidates=5_000, steps=400, seconds=60))

@@ -163,6 +163,8 @@ class _Search:
     def run(self) -> PartialResult | str:
         replay, events = self.replay, self.events
         ((root, trail),) = replay.candidates.items()
+        if not events:
+            return replay.end()  # the initial state explains a trace with no event
         visited: set[tuple[BrokerState, int]] = {(root, 0)}
         frames: list[Iterator[tuple[BrokerState, int, Trail | None]]] = [self._children(root, trail, 0)]
         deepest = 0
