@@ -108,21 +108,22 @@ def test_a_known_defect_of_the_release_is_reported_and_the_replay_conforms(spark
 
 
 @pytest.mark.spark
+@pytest.mark.parametrize(("level", "search"), [("queues", "partial replay at 'queues'"), ("black-box", "partial replay at 'black-box', witness-first search")])
 def test_a_projected_trace_is_checked_by_search_and_its_witness_is_a_full_trace_that_conforms(
-    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str], level: str, search: str
 ) -> None:
-    full, queues, witness = tmp_path / "full.jsonl", tmp_path / "queues.jsonl", tmp_path / "witness"
+    full, partial, witness = tmp_path / "full.jsonl", tmp_path / "partial.jsonl", tmp_path / "witness"
     assert main(["record", "--workload", "slow-disk", "--events", "300", "--profile", "4.9.8", "--out", str(full)]) == 0
-    assert main(["project", str(full), "--level", "queues", "--out", str(queues)]) == 0
-    assert main(["check", str(queues), "--witness", str(witness), "--json"]) == 0
+    assert main(["project", str(full), "--level", level, "--out", str(partial)]) == 0
+    assert main(["check", str(partial), "--witness", str(witness), "--json"]) == 0
     [trace] = json.loads(capsys.readouterr().out.split("\n", 2)[-1])["traces"]
     [replay] = [f for f in trace["findings"] if f["rule"] == "replay"]
-    assert replay["status"] == "pass" and "partial replay at 'queues'" in replay["note"] and "witness run" in replay["note"]
+    assert replay["status"] == "pass" and search in replay["note"] and "witness run" in replay["note"]
     [written] = witness.iterdir()
     assert json.loads(written.read_text().splitlines()[0])["observation"] == "full"
     assert main(["check", str(written)]) == 0
-    assert main(["project", str(queues), "--level", "black-box", "--out", str(tmp_path / "bb.jsonl")]) == 0
-    assert main(["project", str(queues), "--level", "queues", "--out", str(tmp_path / "same.jsonl")]) == 0
+    assert main(["project", str(partial), "--level", "black-box", "--out", str(tmp_path / "bb.jsonl")]) == 0
+    assert main(["project", str(partial), "--level", level, "--out", str(tmp_path / "same.jsonl")]) == 0
 
 
 @pytest.mark.spark

@@ -81,6 +81,73 @@ def test_a_small_black_box_trace_is_conformant_with_a_witness(tmp_path: Path) ->
     _witness_follows_the_spec(projected, result)
 
 
+#: Recordings projected to black-box that the witness-first search explains (docs/trace-format.md,
+#: "The witness-first search", has every workload): (workload, profile, steps recorded).
+BLACK_BOX_EXPLAINED = [
+    ("steady", "4.3.2", 300),
+    ("bursts", "4.3.2", 300),
+    ("steady", "5.3.3", 300),
+    ("bursts", "5.3.3", 300),
+    ("slow-disk", "4.9.8", 300),
+    ("pool-exhaustion", "4.9.8", 300),
+    ("every-code", "5.3.3", 300),
+    ("retry-storm-limited", "5.3.3", 1000),
+]
+#: Generous in time (a test's machine is shared), so that the outcome rests on the search alone.
+BLACK_BOX_BUDGETS = Budgets(candidates=5_000, steps=5_000_000, seconds=240, witness_share=0.5)
+
+
+@pytest.mark.parametrize(("workload", "profile", "steps"), BLACK_BOX_EXPLAINED)
+def test_a_recorded_trace_projected_to_black_box_is_conformant_with_a_witness(tmp_path: Path, workload: str, profile: str, steps: int) -> None:
+    projected = list(project(_recorded(tmp_path, workload, profile, steps), Observation.BLACK_BOX))
+    result = replay_partial(header_from_record(projected[0]), projected[1:], BLACK_BOX_BUDGETS)
+    assert result.verdict == "conformant", result.detail
+    assert result.events == len(projected) - 1 and result.search.startswith("witness-first search")
+    _witness_follows_the_spec(projected, result)
+
+
+def test_the_witness_first_search_finds_no_run_for_a_changed_answer_and_says_why(tmp_path: Path) -> None:
+    """It can only ever return a witness: for an answer no run writes it says why it found none,
+    and the verdict is left to the exhaustive search."""
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import STRATEGIES, find_witness
+
+    projected = list(project(_recorded(tmp_path, "steady", "5.3.3", 300), Observation.BLACK_BOX))
+    header = header_from_record(projected[0])
+    found = find_witness(PartialReplay(header, BUDGETS), projected[1:])
+    assert isinstance(found, PartialResult) and found.verdict == "conformant"
+    i = _first_answered(projected)
+    projected[i] = {**projected[i], "responses": [_other_answer(projected[i]["responses"][0])]}
+    unfound = find_witness(PartialReplay(header, Budgets(candidates=5_000, steps=2_000_000, seconds=8)), projected[1:])
+    assert isinstance(unfound, str) and unfound.startswith("the witness-first search found no run")
+    assert all(s.name in unfound for s in STRATEGIES)
+
+
+def test_a_cleaners_remark_gives_the_time_its_task_was_created() -> None:
+    """"period in queue: 63ms" at ts 194 says the task was created at 131: the search creates it then."""
+    from spec.codes import timeout_remark
+    from traces.checking.witness import _Answers
+    from traces.recording.record import WORKLOADS
+
+    arrival = {"kind": "RequestArrives", "ts": 131, "request_id": 77, "code": 10, "responses": []}
+    answer = {"kind": RESPONSE_KIND, "ts": 194, "responses": [{"request_id": 77, "code": 2, "remark": timeout_remark(63, 7)}]}
+    answers = _Answers.read(WORKLOADS["steady"].config("5.3.3"), [arrival, answer])
+    assert answers.created_at == {77: 131} and answers.at == {77: 1} and answers.tag == {77: "[TIMEOUT_CLEAN_QUEUE]"}
+
+
+def test_a_black_box_trace_with_no_event_is_conformant_with_an_empty_witness(tmp_path: Path) -> None:
+    projected = list(project(_recorded(tmp_path, "steady", "5.3.3", 6), Observation.BLACK_BOX))[:1]
+    result = replay_partial(header_from_record(projected[0]), [], BUDGETS)
+    assert result.verdict == "conformant" and result.witness == () and result.events == 0
+
+
+def test_a_black_box_budget_that_runs_out_names_both_searches(tmp_path: Path) -> None:
+    projected = list(project(_recorded(tmp_path, "slow-disk", "5.3.3", 300), Observation.BLACK_BOX))
+    result = replay_partial(header_from_record(projected[0]), projected[1:], Budgets(candidates=5_000, steps=400, seconds=60))
+    assert result.verdict == "inconclusive" and result.witness == ()
+    assert "steps budget" in result.detail and "the witness-first search found no run" in result.detail
+
+
 def _with_opaques(records: list[dict[str, Any]], opaque: Callable[[int], int]) -> list[dict[str, Any]]:
     """The trace with every request renamed ``opaque(id)``, in arrivals and answers alike."""
 
@@ -160,6 +227,34 @@ def test_random_recordings_projected_are_explained_and_a_changed_answer_never_is
     projected[i] = {**projected[i], "responses": [_other_answer(response)]}
     mutated = replay_partial(header_from_record(projected[0]), projected[1:], BUDGETS)
     assert mutated.verdict in ("violation", "inconclusive"), mutated
+
+
+@settings(max_examples=5, deadline=None)
+@given(
+    workload=st.sampled_from(["steady", "bursts", "retry-storm-limited", "many-topics"]),
+    seed=st.integers(0, 1000),
+    mutate=st.integers(0, 10_000),
+)
+def test_random_recordings_projected_to_black_box_are_never_a_violation_and_a_changed_answer_never_conformant(
+    tmp_path_factory: pytest.TempPathFactory, workload: str, seed: int, mutate: int
+) -> None:
+    """Record a random run of the reference, project it to black-box: the search finds a witness
+    that the full replay accepts, or runs out of its (small) budget; a run of the spec is never a
+    violation. Change one observed answer: never conformant."""
+    small = Budgets(candidates=2_000, steps=300_000, seconds=4)
+    records = _recorded(tmp_path_factory.mktemp("rec"), workload, "5.3.3", 100, seed)
+    projected = list(project(records, Observation.BLACK_BOX))
+    result = replay_partial(header_from_record(projected[0]), projected[1:], small)
+    assert result.verdict in ("conformant", "inconclusive"), result.detail
+    if result.verdict == "conformant":
+        _witness_follows_the_spec(projected, result)
+    answered = [i for i, e in enumerate(projected) if e.get("responses")]
+    if not answered:
+        return
+    i = answered[mutate % len(answered)]
+    projected[i] = {**projected[i], "responses": [_other_answer(projected[i]["responses"][0])]}
+    mutated = replay_partial(header_from_record(projected[0]), projected[1:], small)
+    assert mutated.verdict in ("violation", "inconclusive") and mutated.witness == (), mutated
 
 
 @pytest.mark.parametrize("level", [Observation.QUEUES, Observation.BLACK_BOX])

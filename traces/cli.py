@@ -29,6 +29,14 @@ from traces.format.write import TraceWriter
 from traces.recording.record import IMPLEMENTATIONS, WORKLOADS, record_workload
 
 
+
+def _share(text: str) -> float:
+    """A share of a budget: a number from 0 to 1."""
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, not {value:g}")
+    return value
+
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``check`` and ``record`` to the ``flowspec`` command line."""
     check = subparsers.add_parser("check", help="validate traces against the spec and its rules (Spark)")
@@ -44,6 +52,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     check.add_argument("--max-candidates", type=int, default=Budgets.candidates, help="partial replay: candidate states kept after an event (default %(default)s)")
     check.add_argument("--max-steps", type=int, default=Budgets.steps, help="partial replay: spec steps tried per trace (default %(default)s)")
     check.add_argument("--max-seconds", type=float, default=Budgets.seconds, help="partial replay: seconds per trace (default %(default)s)")
+    check.add_argument(
+        "--witness-share",
+        type=_share,
+        default=Budgets.witness_share,
+        help="partial replay at black-box: the share of each budget the witness-first search may use before the exhaustive one (default %(default)s)",
+    )
     check.set_defaults(func=run_check_command)
 
     proj = subparsers.add_parser("project", help="write traces as a lower observation level would have recorded them")
@@ -100,7 +114,7 @@ def _check(args: argparse.Namespace) -> int:
     from traces.checking.session import get_spark
 
     spark = get_spark(master=args.master)
-    budgets = Budgets(args.max_candidates, args.max_steps, args.max_seconds)
+    budgets = Budgets(args.max_candidates, args.max_steps, args.max_seconds, args.witness_share)
     result = run_check(
         spark,
         args.paths,

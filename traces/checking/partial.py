@@ -24,6 +24,12 @@ pairs on a thread that already has a step enabled (busy or not at the put check 
 admit or throttle at the limiter). So the clock jumps straight to the next fast-failure run or
 the event's ``ts``, whichever is first: no run is lost, and idle gaps cost one step.
 
+At ``black-box`` that set explodes after a few events (every hidden thread moves independently,
+at any millisecond), so there the witness-first search of :mod:`traces.checking.witness` runs
+first, with a share of the budgets (``Budgets.witness_share``): it follows one run at a time,
+steered by the trace, and can only return a witness. When it finds none, this exhaustive search
+decides. At ``queues`` the exhaustive search is quick and decides alone.
+
 Verdicts. *conformant* comes with a witness: the full run of the spec the search found, which
 :func:`witness_records` writes as a ``full`` trace that the ordinary replay accepts. *violation*
 only when the search was exhaustive and no candidate is left: the result names the first event no
@@ -94,13 +100,14 @@ class Budgets:
     candidates: int = 20_000  # candidate states kept after any one event
     steps: int = 5_000_000  # spec steps tried over the whole trace
     seconds: float = 120.0  # wall time for the trace
+    witness_share: float = 0.25  # of the steps and time, what the witness-first search may use before the exhaustive one (at black-box)
 
 
 @dataclass(frozen=True)
-class _Node:
-    """A candidate's history: the step that reached it, and the node before (a shared linked list)."""
+class Trail:
+    """A candidate's history: the step that reached it, and the trail before (a shared linked list)."""
 
-    previous: _Node | None
+    previous: Trail | None
     action: Action
     ts: int
     responses: tuple[RecordedResponse, ...]  # as the trace recorded them (a processor's own answer is its code, not the spec's stand-in)
@@ -119,10 +126,11 @@ class PartialResult:
     detail: str = ""  # the violation or the budget that ran out, for a person
     witness: tuple[tuple[Action, int, tuple[RecordedResponse, ...]], ...] = ()  # (action, ts, responses) of a full run
     opaques: tuple[int, ...] = ()  # the trace's opaque of each request, in arrival order
+    search: str = "exhaustive search"  # which search decided; for the witness-first one, the candidates are the states it searched at each event
 
 
-class _OutOfBudget(Exception):
-    pass
+class OutOfBudget(Exception):
+    """A budget of :class:`Budgets` ran out; the message names it."""
 
 
 class PartialReplay:
@@ -138,22 +146,24 @@ class PartialReplay:
         #: The guard and effect of each action kind the level leaves out.
         self.hidden_rules = {cls: rule for cls, rule in RULES.items() if cls.__name__ not in visible}
         self.hidden_by_shape: dict[object, list[tuple[Action, Guard, Effect]]] = {}
-        self.candidates: dict[BrokerState, _Node | None] = {initial_state(self.config): None}
+        self.candidates: dict[BrokerState, Trail | None] = {initial_state(self.config): None}
         self.id_of: dict[int, int] = {}  # opaque -> the spec's request id (arrivals are always visible)
         self.opaque_of: dict[int, int] = {}
         self.steps = 0
         self.sizes: list[int] = []
         self.events = 0
-        self.started = time.monotonic()
+        self.step_limit = budgets.steps  # the current phase's share of the budgets
+        self.deadline = time.monotonic() + budgets.seconds
+        self.deadline_seconds = budgets.seconds  # what the current deadline allows, for the message
 
     # -- the search ------------------------------------------------------------------------------
 
     def _count_step(self) -> None:
         self.steps += 1
-        if self.steps > self.budgets.steps:
-            raise _OutOfBudget(f"steps budget ({self.budgets.steps} spec steps) ran out")
+        if self.steps > self.step_limit:
+            raise OutOfBudget(f"steps budget ({self.budgets.steps} spec steps) ran out")
 
-    def _step(self, s: BrokerState, a: Action) -> tuple[BrokerState, tuple[Response, ...]] | None:
+    def step(self, s: BrokerState, a: Action) -> tuple[BrokerState, tuple[Response, ...]] | None:
         """``a`` taken in ``s`` with what it wrote, or None if it is not enabled there."""
         guard, effect = RULES[type(a)]
         if not guard(self.config, s, a):
@@ -174,7 +184,7 @@ class PartialReplay:
             ]
         return found
 
-    def _hidden_steps(self, s: BrokerState) -> Iterator[tuple[Action, BrokerState, tuple[Response, ...]]]:
+    def hidden_steps(self, s: BrokerState) -> Iterator[tuple[Action, BrokerState, tuple[Response, ...]]]:
         """Each hidden step enabled in ``s``, with the state after it and what it wrote (each guard read once)."""
         for a, guard, effect in self._hidden_candidates(s):
             if guard(self.config, s, a):
@@ -182,38 +192,38 @@ class PartialReplay:
                 after, out = effect(self.config, s, a)
                 yield a, after, out.responses
 
-    def _clock_guard_due(self, s: BrokerState) -> int | None:
+    def clock_guard_due(self, s: BrokerState) -> int | None:
         """When a hidden step could next become enabled by time alone: a due fast-failure run, if hidden."""
         if s.fast_failure_phase is FastFailurePhase.IDLE and FastFailureStartsRun in self.hidden_rules:
             return s.fast_failure_next_run
         return None
 
-    def _saturate(self, ts: int) -> dict[BrokerState, _Node | None]:
+    def _saturate(self, ts: int) -> dict[BrokerState, Trail | None]:
         """Every state reachable from the candidates by silent hidden steps and time, up to ``ts``."""
-        seen: dict[BrokerState, _Node | None] = dict(self.candidates)
+        seen: dict[BrokerState, Trail | None] = dict(self.candidates)
         work = list(seen)
         while work:
-            if time.monotonic() - self.started > self.budgets.seconds:
-                raise _OutOfBudget(f"time budget ({self.budgets.seconds:g} s) ran out")
+            if time.monotonic() > self.deadline:
+                raise OutOfBudget(f"time budget ({self.deadline_seconds:g} s) ran out")
             s = work.pop()
             node = seen[s]
             moved = False
-            for a, after, written in self._hidden_steps(s):
+            for a, after, written in self.hidden_steps(s):
                 moved = True
                 if not written and after not in seen:  # a hidden step that writes must be a Response event
-                    seen[after] = _Node(node, a, after.now, ())
+                    seen[after] = Trail(node, a, after.now, ())
                     work.append(after)
             if s.now < ts:
                 target = s.now + 1
                 if not moved:
-                    due = self._clock_guard_due(s)
+                    due = self.clock_guard_due(s)
                     target = ts if due is None or due <= s.now else min(ts, due)
-                taken = self._step(s, ClockAdvances(target - s.now))
+                taken = self.step(s, ClockAdvances(target - s.now))
                 if taken is not None and taken[0] not in seen:
                     seen[taken[0]] = node
                     work.append(taken[0])
             if len(seen) > self.budgets.candidates * 20:
-                raise _OutOfBudget(f"candidates budget ({self.budgets.candidates} states) ran out while saturating")
+                raise OutOfBudget(f"candidates budget ({self.budgets.candidates} states) ran out while saturating")
         return {s: n for s, n in seen.items() if s.now == ts}
 
     def _observed_actions(self, s: BrokerState, record: Mapping[str, Any]) -> Iterable[Action]:
@@ -222,47 +232,51 @@ class PartialReplay:
             return [RequestArrives(io, *_arrival(record)) for io in range(len(s.io_threads))]
         return [action_from_record(record)]
 
-    def _explanations(self, s: BrokerState, record: Mapping[str, Any]) -> Iterator[tuple[Action, BrokerState, tuple[Response, ...]]]:
+    def explanations(self, s: BrokerState, record: Mapping[str, Any]) -> Iterator[tuple[Action, BrokerState, tuple[Response, ...]]]:
         """The steps from ``s`` that the event may be, with what each wrote."""
         kind = record["kind"]
         if kind == RESPONSE_KIND:
-            yield from self._hidden_steps(s)
+            yield from self.hidden_steps(s)
             return
         for a in self._observed_actions(s, record):
-            taken = self._step(s, a)
+            taken = self.step(s, a)
             if taken is not None:
                 yield a, *taken
 
     def feed(self, record: Mapping[str, Any]) -> PartialResult | None:
         """Explain one observed event (in seq order); a result once the trace is decided."""
-        ts: int = record["ts"]
-        recorded = responses_from_record(record)
-        # A recorded ClockAdvances is the clock's own step: the state before it is ms earlier.
-        before = ts - record["ms"] if record["kind"] == ClockAdvances.__name__ else ts
         try:
-            pool = self._saturate(before)
-            if record["kind"] == RequestArrives.__name__:
-                self._number(record["request_id"], pool)
-            expected = [(self.id_of.get(r.request_id), r.code, r.remark) for r in recorded]
-            kept: dict[BrokerState, _Node | None] = {}
-            for s, node in pool.items():
-                for a, after, written in self._explanations(s, record):
-                    if not written_as(written, expected):
-                        continue
-                    if after not in kept:
-                        kept[after] = _Node(node, a, ts, tuple(recorded))
-                if len(kept) > self.budgets.candidates:
-                    raise _OutOfBudget(f"candidates budget ({self.budgets.candidates} states) ran out")
-        except _OutOfBudget as e:
+            pool, kept = self._advance(record)
+        except OutOfBudget as e:
             return self._result("inconclusive", f"seq {record['seq']}: {e}")
         if not kept:
-            return self._result("violation", self._explain(record, pool, recorded))
+            return self._result("violation", self._explain(record, pool, responses_from_record(record)))
         self.candidates = kept
         self.sizes.append(len(kept))
         self.events += 1
         return None
 
-    def _number(self, opaque: int, pool: Mapping[BrokerState, object]) -> None:
+    def _advance(self, record: Mapping[str, Any]) -> tuple[dict[BrokerState, Trail | None], dict[BrokerState, Trail | None]]:
+        """The states that may precede the event, and those that follow it: where it is a step
+        the spec allows writing the recorded responses."""
+        ts: int = record["ts"]
+        recorded = responses_from_record(record)
+        # A recorded ClockAdvances is the clock's own step: the state before it is ms earlier.
+        before = ts - record["ms"] if record["kind"] == ClockAdvances.__name__ else ts
+        pool = self._saturate(before)
+        if record["kind"] == RequestArrives.__name__:
+            self.number(record["request_id"], pool)
+        expected = [(self.id_of.get(r.request_id), r.code, r.remark) for r in recorded]
+        kept: dict[BrokerState, Trail | None] = {}
+        for s, node in pool.items():
+            for a, after, written in self.explanations(s, record):
+                if written_as(written, expected) and after not in kept:
+                    kept[after] = Trail(node, a, ts, tuple(recorded))
+            if len(kept) > self.budgets.candidates:
+                raise OutOfBudget(f"candidates budget ({self.budgets.candidates} states) ran out")
+        return pool, kept
+
+    def number(self, opaque: int, pool: Mapping[BrokerState, object]) -> None:
         """Arrivals are visible at every level, so every candidate numbers the request alike."""
         ids = {s.next_request_id for s in pool}
         if len(ids) == 1:
@@ -351,13 +365,23 @@ def _summary(s: BrokerState, opaque_of: Mapping[int, int]) -> str:
 
 
 def replay_partial(header: TraceHeader, events: Iterable[Mapping[str, Any]], budgets: Budgets = Budgets()) -> PartialResult:
-    """Search one trace's events (in seq order) against its header."""
+    """Search one trace's events (in seq order) against its header: at ``black-box`` the
+    witness-first search first, then (if it found no run) the exhaustive one, within one budget."""
     search = PartialReplay(header, budgets)
-    for record in events:
-        result = search.feed(record)
-        if result is not None:
-            return result
-    return search.end()
+    if header.observation is not Observation.BLACK_BOX:  # at queues the exhaustive search is quick alone
+        return next((r for r in map(search.feed, events) if r is not None), None) or search.end()
+    from traces.checking.witness import find_witness  # it builds on this module's search
+
+    observed = list(events)  # the witness-first search goes back and forth over them
+    witness_first = PartialReplay(header, budgets)
+    guided = find_witness(witness_first, observed)
+    if isinstance(guided, PartialResult):
+        return guided
+    search.steps = witness_first.steps  # the budgets are the trace's, over both searches
+    result = next((r for r in map(search.feed, observed) if r is not None), None) or search.end()
+    if result.verdict == "inconclusive":
+        return dataclasses.replace(result, detail=f"{result.detail}; before it, {guided}")
+    return result
 
 
 def witness_records(header: TraceHeader, result: PartialResult) -> Iterator[dict[str, Any]]:
@@ -382,7 +406,7 @@ def _trace_records(trace_id: str, pieces: Sequence[Piece]) -> Iterator[dict[str,
 
 def as_replay_result(result: PartialResult, level: Observation) -> ReplayResult:
     """A partial result in the shape ``flowspec check`` reports replays in."""
-    search = f"partial replay at {level.value!r}: candidates median {result.median_candidates:g}, max {result.max_candidates}; {result.steps} spec steps"
+    search = f"partial replay at {level.value!r}, {result.search}: candidates median {result.median_candidates:g}, max {result.max_candidates}; {result.steps} spec steps"
     if result.verdict == "conformant":
         return ReplayResult(result.trace_id, "conformant", result.events, reason=f"{search}; a witness run of {len(result.witness)} steps")
     if result.verdict == "violation":

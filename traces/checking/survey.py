@@ -1,0 +1,78 @@
+"""A survey of the partial replay, in one process: what it finds in recorded workloads and in the
+broken examples, projected to a level, with each search's size and speed.
+
+``python -m traces.checking.survey --level black-box --events 300`` records every workload under
+each profile (the reference broker, seed 0), projects it and searches it, checking each witness
+with the ordinary replay; ``--broken`` searches the broken examples instead. The figures in
+docs/trace-format.md ("The partial replay") come from it. Timings are of one process on a shared
+machine: compare them side by side in one run; speed goals live in ``make bench``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from spec.invariants import known_defects
+from traces.checking.partial import Budgets, PartialResult, replay_partial, witness_records
+from traces.checking.replay import replay_records
+from traces.format.project import project
+from traces.format.read import raw_records
+from traces.format.records import Observation, header_from_record
+from traces.recording.examples import EXAMPLES
+from traces.recording.record import WORKLOADS, record_workload
+
+
+def witness_accepted(projected: Sequence[dict[str, Any]], result: PartialResult) -> bool:
+    """Whether the ordinary replay follows the witness to its end, breaking only claims the profile's own code breaks."""
+    header = header_from_record(projected[0])
+    (replayed,) = replay_records(witness_records(header, result))
+    if replayed.divergence is None:
+        return True
+    return replayed.divergence.kind == "claim broken" and set(replayed.divergence.observed.split(", ")) <= known_defects(header.config.profile)
+
+
+def survey(name: str, records: Sequence[dict[str, Any]], level: Observation, budgets: Budgets) -> str:
+    """One line: the search of ``records`` projected to ``level``."""
+    projected = list(project(records, level))
+    started = time.monotonic()
+    result = replay_partial(header_from_record(projected[0]), projected[1:], budgets)
+    seconds = time.monotonic() - started
+    events = len(projected) - 1
+    checked = "" if result.verdict != "conformant" else "; witness accepted" if witness_accepted(projected, result) else "; WITNESS REFUSED"
+    why = f"; {result.detail[:200]}" if result.verdict != "conformant" else ""
+    return (
+        f"{name:34} {events:6} events  {result.verdict:12} {seconds:7.2f} s {events / max(seconds, 1e-9):9.0f} events/s"
+        f"  states median {result.median_candidates:g} max {result.max_candidates}, {result.steps:,} spec steps{checked}{why}"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m traces.checking.survey", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--level", choices=["queues", "black-box"], default="black-box")
+    parser.add_argument("--events", type=int, default=300, help="steps of each recording")
+    parser.add_argument("--profiles", default="4.3.2,4.9.8,5.3.3")
+    parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    parser.add_argument("--broken", action="store_true", help="search the broken examples instead of recordings")
+    parser.add_argument("--max-seconds", type=float, default=Budgets.seconds)
+    args = parser.parse_args(argv)
+    level = Observation(args.level)
+    budgets = Budgets(seconds=args.max_seconds)
+    if args.broken:
+        for path in sorted(EXAMPLES.glob("broken-*.jsonl")):
+            print(survey(path.stem.removeprefix("broken-"), [r for _, r in raw_records(path)], level, budgets), flush=True)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        for profile in args.profiles.split(","):
+            for workload in args.workloads.split(","):
+                out = Path(tmp) / f"{workload}-{profile}.jsonl"
+                record_workload(out, workload, profile, args.events)
+                print(survey(f"{workload} {profile}", [r for _, r in raw_records(out)], level, budgets), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,335 @@
+"""The witness-first search: one run of the spec whose observable part is the trace, found depth first.
+
+The partial replay's exhaustive search (:mod:`traces.checking.partial`) keeps every spec state
+that explains the trace so far. At ``black-box`` that set explodes after a few events: every
+hidden thread (remoting threads, workers, the put path, the commit service, fast failure) moves
+independently, at any millisecond, and the states are the product of their progress. This search
+follows one run instead, and lets the trace steer it:
+
+- A node is a spec state with the number of events it explains. Its children, in the order tried:
+  the next event, once the clock is at its ``ts``, as a step writing exactly the recorded
+  responses; the hidden steps the next event needs (those of the request it answers, and the
+  fast-failure scheduler's, whose run is quick); time moving on; the other hidden steps, the
+  request answered soonest first. So a hidden step waits until the trace needs it, and a dead end
+  backs up to the last choice with a child left. A node met before is not searched again.
+- Time moves only to the next event's ``ts``, the next due fast-failure run (which starts on
+  time), or a task's creation time that a cleaner's remark gives ("period in queue: 63ms" at
+  ``ts`` 194 says the task was created at 131; no other time explains that answer).
+- The trace prunes the steps that would carry a request past the code path that writes its
+  answer (a request refused on the remoting thread never becomes a task; one a cleaner answers
+  is never taken by a worker; one the put pre-check refuses never passes it), and the states in
+  which a task that a cleaner later takes from the head has more tasks behind it than the
+  cleaner's remark counts ("size of queue: 5"): none of them can leave first, so no run goes on
+  from there. Such a task joins its queue as late as it can.
+- A :class:`Strategy` may add two guesses: before an answer of flow control, the steps that load
+  the broker (the put path, the queueing) come before time moves on, since such an answer needs
+  a lock held long or a queue filled early; and tasks reach an executor in the order its workers
+  answer them. Each guess is right for most traces and wrong for some, so the search tries a
+  portfolio of strategies in turn, each with a share of the budget.
+
+Soundness. The search only ever takes steps whose guard holds, from the spec's initial state, and
+matches every observed event with the responses it recorded: the path it returns *is* a run of
+the spec whose projection is the trace, and ``flowspec check --witness`` writes it as a ``full``
+trace that the ordinary replay accepts. Everything above (coarse time, pruning, guesses, budgets)
+only narrows what it tries, so it can miss a run but never invent one: it says *conformant* or
+nothing, never *violation*; when it finds nothing the exhaustive search decides.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from spec.actors import Action, FastFailureStep, IoThreadStep, WorkerStep
+from spec.codes import CLEAN_QUEUE_PATTERN
+from spec.config import BrokerConfig
+from spec.environment import ClockAdvances
+from spec.profiles import ExecutorName
+from spec.remoting import (
+    DispatchCreatesTask,
+    DispatchQueuesTask,
+    DispatchStartsWorker,
+    RateLimitHandlerAdmits,
+    RequestArrives,
+    route,
+)
+from spec.state import BrokerState, RequestTask, written_as
+from spec.workers import WorkerAcquiresPutLock, WorkerPassesPutCheck, WorkerTakesTask
+from traces.checking.partial import OutOfBudget, PartialReplay, PartialResult, Trail
+from traces.format.records import responses_from_record
+
+_NEVER = 1 << 62
+
+#: The steps that would carry a request past the code path that writes its answer, by the
+#: answer's tag: a request refused on the remoting thread never becomes a task (or, for
+#: [OVERLOAD], never reaches the executor), one the put pre-check refuses never passes it, and one
+#: a cleaner answers is never taken by a worker.
+_PAST_THE_WRITER: dict[str, frozenset[type[Action]]] = {
+    "[RateLimit]": frozenset({RateLimitHandlerAdmits, DispatchCreatesTask}),
+    "[REJECTREQUEST]": frozenset({DispatchCreatesTask}),
+    "[OVERLOAD]": frozenset({DispatchQueuesTask, DispatchStartsWorker}),
+    "[PC_SYNCHRONIZED]": frozenset({WorkerPassesPutCheck}),
+    "[PCBUSY_CLEAN_QUEUE]": frozenset({WorkerTakesTask}),
+    "[TIMEOUT_CLEAN_QUEUE]": frozenset({WorkerTakesTask}),
+}
+_CLEANED = ("[PCBUSY_CLEAN_QUEUE]", "[TIMEOUT_CLEAN_QUEUE]")
+
+_PUT_PATH: frozenset[type[Action]] = frozenset(
+    {DispatchCreatesTask, DispatchStartsWorker, DispatchQueuesTask, WorkerTakesTask, WorkerPassesPutCheck, WorkerAcquiresPutLock}
+)
+_QUEUEING: frozenset[type[Action]] = frozenset({DispatchCreatesTask, DispatchQueuesTask})
+#: What an answer of flow control needs done early: a put lock held long (busy), a queue full, a
+#: task waiting.
+_LOADS_EARLY: dict[str, frozenset[type[Action]]] = {
+    "[REJECTREQUEST]": _PUT_PATH,
+    "[PC_SYNCHRONIZED]": _PUT_PATH,
+    "[PCBUSY_CLEAN_QUEUE]": _PUT_PATH,
+    "[OVERLOAD]": _QUEUEING,
+    "[TIMEOUT_CLEAN_QUEUE]": _QUEUEING,
+}
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """Which guesses the search makes (see the module docstring)."""
+
+    name: str
+    loads_early: bool  # before an answer of flow control, load the broker before time moves on
+    queue_order: bool  # tasks reach an executor in the order its workers answer them
+    any_executor: bool = False  # ... and the executors in the order the trace answers them all
+
+
+#: Tried in turn, each with an equal share of the witness-first budget.
+STRATEGIES = (
+    Strategy("trace order", loads_early=True, queue_order=True),
+    Strategy("load early", loads_early=True, queue_order=False),
+    Strategy("answer order", loads_early=True, queue_order=True, any_executor=True),
+    Strategy("lazy", loads_early=False, queue_order=False),
+)
+
+
+def _tag(remark: str | None) -> str:
+    """The flow-control tag a remark opens with ("[OVERLOAD]"), or ""."""
+    return remark[: remark.find("]") + 1] if remark is not None and remark.startswith("[") else ""
+
+
+@dataclass
+class _Answers:
+    """What the trace says of each request's first answer, read once (keys are the trace's opaques)."""
+
+    at: dict[int, int] = field(default_factory=dict)  # the index of the event that answers it
+    tag: dict[int, str] = field(default_factory=dict)  # that answer's flow-control tag, or ""
+    created_at: dict[int, int] = field(default_factory=dict)  # its task's creation time, where a cleaner's remark gives it
+    behind: dict[int, int] = field(default_factory=dict)  # how many tasks were behind it in its queue when a cleaner took it
+    by_workers: dict[ExecutorName, list[tuple[int, int]]] = field(default_factory=dict)  # executor -> (event, opaque) its workers answer, in order
+
+    @staticmethod
+    def read(config: BrokerConfig, events: Sequence[Mapping[str, Any]]) -> _Answers:
+        answers = _Answers()
+        routed: dict[int, ExecutorName | None] = {}
+        for i, record in enumerate(events):
+            if record["kind"] == RequestArrives.__name__:
+                routed[record["request_id"]] = route(config, record["code"])
+            for r in responses_from_record(record):
+                if r.request_id in answers.at:
+                    continue
+                answers.at[r.request_id] = i
+                answers.tag[r.request_id] = _tag(r.remark)
+                cleaned = CLEAN_QUEUE_PATTERN.match(r.remark or "")
+                if cleaned is not None:
+                    answers.created_at[r.request_id] = record["ts"] - int(cleaned.group(2))
+                    answers.behind[r.request_id] = int(cleaned.group(3))  # the remark's size is after removal
+                executor = routed.get(r.request_id)
+                if answers.tag[r.request_id] not in _PAST_THE_WRITER and executor is not None:
+                    answers.by_workers.setdefault(executor, []).append((i, r.request_id))
+        return answers
+
+
+class _Search:
+    """One strategy's depth-first search over one trace."""
+
+    def __init__(self, replay: PartialReplay, events: Sequence[Mapping[str, Any]], answers: _Answers, strategy: Strategy) -> None:
+        self.replay = replay
+        self.events = events
+        self.answers = answers
+        self.strategy = strategy
+        self.creation_times = sorted(set(answers.created_at.values()))
+        self.searched: dict[int, int] = {}  # events explained -> nodes searched with that many
+
+    def run(self) -> PartialResult | str:
+        replay, events = self.replay, self.events
+        ((root, trail),) = replay.candidates.items()
+        if not events:
+            return replay.end()  # the initial state explains a trace with no event
+        visited: set[tuple[BrokerState, int]] = {(root, 0)}
+        frames: list[Iterator[tuple[BrokerState, int, Trail | None]]] = [self._children(root, trail, 0)]
+        deepest = 0
+        try:
+            while frames:
+                found = next(frames[-1], None)
+                if found is None:
+                    frames.pop()
+                    continue
+                s, k, trail = found
+                if k == len(events):
+                    replay.candidates = {s: trail}
+                    replay.events = k
+                    replay.sizes = [self.searched.get(i, 0) for i in range(len(events))]
+                    return replay.end()
+                if (s, k) in visited:
+                    continue
+                visited.add((s, k))
+                self.searched[k] = self.searched.get(k, 0) + 1
+                if len(visited) > replay.budgets.candidates * 20:
+                    raise OutOfBudget(f"candidates budget ({replay.budgets.candidates * 20} states searched) ran out")
+                deepest = max(deepest, k)
+                frames.append(self._children(s, trail, k))
+        except OutOfBudget as e:
+            return f"{self.strategy.name}: stopped at seq {events[deepest]['seq']} ({e})"
+        return f"{self.strategy.name}: no run found (as far as seq {events[deepest]['seq']})"
+
+    def _children(self, s: BrokerState, trail: Trail | None, k: int) -> Iterator[tuple[BrokerState, int, Trail | None]]:
+        """The children of a node, in the order they are tried (see the module docstring)."""
+        replay, record = self.replay, self.events[k]
+        if time.monotonic() > replay.deadline:
+            raise OutOfBudget(f"time budget ({replay.deadline_seconds:g} s) ran out")
+        if self._too_many_behind(s):
+            return
+        ts: int = record["ts"]
+        before = ts - record["ms"] if record["kind"] == ClockAdvances.__name__ else ts
+        recorded = responses_from_record(record)
+        if s.now == before:
+            if record["kind"] == RequestArrives.__name__:
+                replay.number(record["request_id"], {s: None})
+            expected = [(replay.id_of.get(r.request_id), r.code, r.remark) for r in recorded]
+            for a, after, written in replay.explanations(s, record):
+                if written_as(written, expected):
+                    yield after, k + 1, Trail(trail, a, ts, tuple(recorded))
+                    if isinstance(a, RequestArrives):
+                        break  # idle remoting threads are alike: the lowest stands for them all
+        silent = sorted(
+            (urgency, i, a, after)
+            for i, (a, after, written) in enumerate(replay.hidden_steps(s))
+            if not written and (urgency := self._urgency(s, a, k)) is not None
+        )
+        early: frozenset[type[Action]] = frozenset()
+        if self.strategy.loads_early:
+            early = early.union(*(_LOADS_EARLY.get(_tag(r.remark), frozenset()) for r in recorded))
+        now = [(a, after) for urgency, _, a, after in silent if urgency == 0 or type(a) in early]
+        later = [(a, after) for urgency, _, a, after in silent if not (urgency == 0 or type(a) in early)]
+        for a, after in now:
+            yield after, k, Trail(trail, a, after.now, ())
+        if s.now < before:
+            due = replay.clock_guard_due(s)
+            if due is None or due > s.now:  # a due run starts before time moves on
+                target = before if due is None else min(before, due)
+                created = bisect.bisect_right(self.creation_times, s.now)
+                if created < len(self.creation_times):
+                    target = min(target, self.creation_times[created])
+                taken = replay.step(s, ClockAdvances(target - s.now))
+                if taken is not None:
+                    yield taken[0], k, trail
+        for a, after in later:
+            yield after, k, Trail(trail, a, after.now, ())
+
+    def _too_many_behind(self, s: BrokerState) -> bool:
+        """Whether a task that a cleaner later takes from the head of its queue has more tasks
+        behind it than the cleaner's remark counts. None of them can leave first (workers and
+        cleaners take the head), so no run of the spec goes on from here to explain that answer."""
+        if not self.answers.behind:
+            return False
+        for e in s.executors:
+            for i, task in enumerate(e.queue):
+                if isinstance(task, RequestTask):
+                    behind = self.answers.behind.get(self.replay.opaque_of.get(task.request.id, -1))
+                    if behind is not None and len(e.queue) - i - 1 > behind:
+                        return True
+        return False
+
+    def _urgency(self, s: BrokerState, a: Action, k: int) -> int | None:
+        """How many events ahead the trace answers the request a hidden step serves (0 for the
+        next event's, and for the fast-failure scheduler); None for a step the trace rules out."""
+        if isinstance(a, FastFailureStep):
+            return 0
+        request = _request_served(s, a)
+        if request is None:
+            return _NEVER
+        answers = self.answers
+        opaque = self.replay.opaque_of.get(request, -1)
+        if isinstance(a, DispatchCreatesTask) and opaque in answers.created_at:
+            return 0 if s.now == answers.created_at[opaque] else None
+        answered = answers.at.get(opaque, _NEVER)
+        if type(a) in _PAST_THE_WRITER.get(answers.tag.get(opaque, ""), ()):
+            return None
+        if isinstance(a, DispatchQueuesTask) and answers.tag.get(opaque) in _CLEANED and answered > k:
+            return _NEVER - 1  # a task a cleaner answers waits at the head: it joins the queue as late as it can
+        if self.strategy.queue_order and isinstance(a, (DispatchQueuesTask, DispatchStartsWorker)):
+            if self._out_of_order(s, a, request, answered, k):
+                return None
+        return max(answered - k, 0)
+
+    def _out_of_order(self, s: BrokerState, a: IoThreadStep, request: int, answered: int, k: int) -> bool:
+        """Whether handing this task to its executor now would put it ahead of one the trace
+        answers first: another remoting thread holds a request for the same executor that its
+        workers answer earlier; or, for a task a cleaner answers at the head of the send queue,
+        a send its workers answer before is not yet in the queue or on a worker."""
+        own = s.io_threads[a.io_thread].request
+        executor = None if own is None else route(self.replay.config, own.code)
+        for io in s.io_threads:
+            if io.request is None or io.request.id == request:
+                continue
+            if self.strategy.any_executor or route(self.replay.config, io.request.code) is executor:
+                other = self.replay.opaque_of.get(io.request.id, -1)
+                if self.answers.at.get(other, _NEVER) < answered and self.answers.tag.get(other) not in _PAST_THE_WRITER:
+                    return True
+        if isinstance(a, DispatchQueuesTask) and self.answers.tag.get(self.replay.opaque_of.get(request, -1)) in _CLEANED:
+            send = s.executor(ExecutorName.SEND)
+            ahead = {w.task.request.id for w in send.workers if w.task is not None}
+            ahead |= {t.request.id for t in send.queue if isinstance(t, RequestTask)}
+            return any(k <= i < answered and self.replay.id_of.get(o) not in ahead for i, o in self.answers.by_workers.get(ExecutorName.SEND, ()))
+        return False
+
+
+def _request_served(s: BrokerState, a: Action) -> int | None:
+    """The request (the spec's id) a thread's step works on: the remoting thread's, the worker's,
+    or for an idle worker the queue head it would take."""
+    if isinstance(a, IoThreadStep):
+        request = s.io_threads[a.io_thread].request
+        return None if request is None else request.id
+    if isinstance(a, WorkerStep):
+        executor = s.executor(a.executor)
+        worker = executor.workers[a.worker] if a.worker < len(executor.workers) else None
+        if worker is not None and worker.task is not None:
+            return worker.task.request.id
+        head = executor.queue[0] if executor.queue else None
+        return head.request.id if isinstance(head, RequestTask) else None
+    return None
+
+
+def find_witness(replay: PartialReplay, events: Sequence[Mapping[str, Any]]) -> PartialResult | str:
+    """A conformant result with its witness, found by the strategies in turn from ``replay``'s
+    initial state within the witness-first share of its budgets; or why none was found."""
+    budgets = replay.budgets
+    answers = _Answers.read(replay.config, events)
+    stopped: list[str] = []
+    for part in _ROUNDS:
+        share = budgets.witness_share * part / len(STRATEGIES)
+        stopped = []
+        for strategy in STRATEGIES:
+            replay.step_limit = replay.steps + int(budgets.steps * share)
+            replay.deadline_seconds = budgets.seconds * share
+            replay.deadline = time.monotonic() + replay.deadline_seconds
+            found = _Search(replay, events, answers, strategy).run()
+            if isinstance(found, PartialResult):
+                return dataclasses.replace(found, search=f"witness-first search ({strategy.name})")
+            stopped.append(found)
+    return "the witness-first search found no run (" + "; ".join(stopped) + ")"
+
+
+#: The witness-first budget is spent in rounds over the strategies: a strategy whose guesses fit
+#: the trace mostly finds its run in a small part of it, so each first gets a short try.
+_ROUNDS = (1 / 8, 7 / 8)
