@@ -34,6 +34,7 @@ def test_no_file_refers_to_anything_outside_the_repository() -> None:
 
 
 def test_every_link_to_apache_rocketmq_names_a_release_tag_a_file_and_lines() -> None:
+    """A source file (Java, or a script of the distribution such as bin/runbroker.sh) at a release tag, with lines."""
     tags = {release_tag(r) for r in RELEASES}
     bad = []
     for p in _tracked_text_files():
@@ -41,7 +42,7 @@ def test_every_link_to_apache_rocketmq_names_a_release_tag_a_file_and_lines() ->
             continue
         for m in APACHE.finditer(p.read_text()):
             tag, path, lines = m.groups()
-            if tag not in tags or not path.endswith(".java") or lines is None:
+            if tag not in tags or not path.endswith((".java", ".sh")) or lines is None:
                 bad.append(f"{p.relative_to(ROOT)}: {m.group(0)}")
     assert not bad, bad
 
