@@ -334,6 +334,20 @@ def test_nulls_that_a_black_box_trace_may_leave(small_batches: None, tmp_path: P
     assert "field 'io_thread' is missing" in _message([_write_parquet(tmp_path / "q.parquet", queues)])
 
 
+def test_a_parquet_file_written_before_an_optional_header_column_existed(small_batches: None, tmp_path: Path) -> None:
+    """``recording_incomplete`` joined format 1 after Parquet traces were written without it: such a
+    file reads as if the column were null; a required column missing is still refused."""
+    rows = _at_level(_example("conformant-5.3.3.jsonl"), Observation.FULL, "t")
+    older = pa.schema([f for f in ARROW_SCHEMA if f.name != "recording_incomplete"])
+    path = _write_parquet(tmp_path / "t.parquet", [{k: v for k, v in r.items() if k != "recording_incomplete"} for r in rows], older)
+    v = validate([path])
+    assert v.events == len(rows) - 1
+    current = _write_parquet(tmp_path / "current.parquet", rows)
+    assert [r.data for r in read.read_records([path])] == [r.data for r in read.read_records([current])]
+    no_topic = pa.schema([f for f in older if f.name != "topic"])
+    assert "field 'topic': column missing" in _message([_write_parquet(tmp_path / "u.parquet", rows, no_topic)])
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [

@@ -190,7 +190,12 @@ def _parquet_batches(source: str, row_groups: Sequence[int] | None = None) -> It
         except (pa.ArrowException, OSError) as e:
             raise InputProblem(where, f"not a readable Parquet file: {e}", unreadable=e if isinstance(e, OSError) else None) from None
         schema = pf.schema_arrow
+        # An optional header column (added to format 1 after files were written without it) may be
+        # absent: its rows read as null, as a JSON Lines header without the field does.
+        absent = [n for n in ARROW_SCHEMA.names if n not in schema.names and n in OPTIONAL_HEADER_COLUMNS]
         for expected in ARROW_SCHEMA:
+            if expected.name in absent:
+                continue
             if expected.name not in schema.names:
                 raise InputProblem(where, f"field {expected.name!r}: column missing (expected {expected.type})")
             actual = schema.field(expected.name).type
@@ -210,12 +215,20 @@ def _parquet_batches(source: str, row_groups: Sequence[int] | None = None) -> It
             # Consecutive row groups are read as one stream of batches, as the whole file is.
             for run in np.split(groups, np.flatnonzero(np.diff(groups) != 1) + 1) if groups else []:
                 row = first_rows[run[0]]
-                for batch in pf.iter_batches(batch_size=PARQUET_BATCH, row_groups=run.tolist(), columns=list(ARROW_SCHEMA.names)):
-                    yield row, batch
+                for batch in pf.iter_batches(batch_size=PARQUET_BATCH, row_groups=run.tolist(), columns=[n for n in ARROW_SCHEMA.names if n not in absent]):
+                    yield row, _with_nulls(batch, absent)
                     row += batch.num_rows
         except (pa.ArrowException, OSError) as e:
             problem = InputProblem(Location(source, row=row), f"unreadable Parquet data: {e}", unreadable=e if isinstance(e, OSError) else None)
             raise problem from None
+
+
+def _with_nulls(batch: pa.RecordBatch, absent: Sequence[str]) -> pa.RecordBatch:
+    """``batch`` with a null column for each ``absent`` one, every column in ARROW_SCHEMA's order."""
+    if not absent:
+        return batch
+    columns = [batch.column(n) if n not in absent else pa.nulls(batch.num_rows, ARROW_SCHEMA.field(n).type) for n in ARROW_SCHEMA.names]
+    return pa.RecordBatch.from_arrays(columns, names=list(ARROW_SCHEMA.names))
 
 
 def _rows(source: str, first: int, batch: pa.RecordBatch, rows: Sequence[int] | None = None) -> Iterator[tuple[Location, dict[str, Any]]]:
