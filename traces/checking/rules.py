@@ -203,9 +203,6 @@ def header_facts(header: TraceHeader) -> dict[str, Any]:
     pc_code, _ = busy_answer(config.profile, RequestCode.SEND_MESSAGE)
     sendback_code, sendback_remark = busy_answer(config.profile, RequestCode.CONSUMER_SEND_MSG_BACK)
     return {
-        "trace_id": header.trace_id,
-        "observation": header.observation.value,
-        "level": LEVEL_ORDER[header.observation],
         "unknown_codes_silent": unknown_codes_silent(config),
         "answering_codes": answering_codes(config),
         "commit_log_codes": frozenset(c for c in PUT_CODES if config.profile.writes_commit_log(c)),

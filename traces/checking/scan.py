@@ -106,12 +106,12 @@ class Finding:
         self.sample = sorted(self.sample + [(int(seqs[i]), detail(int(i))) for i in bad[:SAMPLE]])[:SAMPLE]
 
     def one(self, ok: bool, seq: int, detail: Callable[[], str]) -> None:
-        """Count one checked item (from a sequential walk, in seq order)."""
+        """Count one checked item (from a sequential walk, in seq order: the first breaks are the sample)."""
         self.checked += 1
         if not ok:
             self.violations += 1
-            if len(self.sample) < SAMPLE or seq < self.sample[-1][0]:
-                self.sample = sorted(self.sample + [(seq, detail())])[:SAMPLE]
+            if len(self.sample) < SAMPLE:
+                self.sample.append((seq, detail()))
 
 
 def _latest_before(group: Ints, mark: Mask) -> Ints:
