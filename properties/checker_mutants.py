@@ -1,0 +1,204 @@
+"""Mutation testing of the trace checker: every mutant of its judging code is killed by a test or argued equivalent.
+
+The reference mutants (:mod:`properties.mutants`) test the *spec's* claims against wrong brokers;
+these test the *checker's* tests against a wrong checker. mutmut (3.x, configured in
+``[tool.mutmut]`` of pyproject.toml) rewrites the checker's functions one small change at a time
+(a comparison flipped, a constant moved by one, an argument dropped, a string changed) and runs,
+against each mutant, the Spark-free tests that call the mutated function, in a process forked
+from one that has imported everything. A mutant no test fails is a *survivor*: a rule's
+condition, a validation check or a verdict that the tests do not hold.
+
+The checker is mutated in three scopes, which ``make mutants`` and ``make mutants-deep`` run:
+
+- ``rules``: the scan rules and the frame rules' predicates (traces/checking/scan.py, rules.py);
+- ``validation``: reading and checking records (traces/format/read.py, records.py);
+- ``verdicts``: the replays' verdicts (traces/checking/replay.py, partial.py).
+
+The gate (``python -m properties.checker_mutants SCOPE...``): every mutant of the scopes is killed
+(a test failed, mypy refused it, or it ran out of time), or is listed in :data:`ALLOWLIST` with the
+reason it cannot be killed. An entry names the function, the original line and the mutated line
+(indentation stripped), not mutmut's mutant number or a line number, so it stays valid when code
+moves or other lines of the function change; an entry that matches no surviving mutant any more
+(its line changed, or a test now kills it) fails the gate too, so the list cannot rot. mutmut's
+own cache is not used: each run starts from a fresh ``mutants/`` directory.
+
+docs/checker-mutants.md gives the commands, the figures and the classes of equivalent mutants.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from collections import Counter
+from dataclasses import dataclass
+from fnmatch import fnmatch
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+#: The survivors argued equivalent (or out of the fast tests' reach), with the reason each is.
+ALLOWLIST = ROOT / "docs" / "checker-mutants.toml"
+#: The scopes, as patterns of mutmut's mutant names (module.x_function or module.xǁClassǁmethod).
+SCOPES: dict[str, tuple[str, ...]] = {
+    "rules": ("traces.checking.scan.*", "traces.checking.rules.*"),
+    "validation": ("traces.format.read.*", "traces.format.records.*"),
+    "verdicts": ("traces.checking.replay.*", "traces.checking.partial.*"),
+}
+#: What ``make mutants`` runs in CI: the part of the scopes that fits its time (docs/checker-mutants.md).
+CI_SCOPE = ("traces.checking.rules.*",)
+#: mutmut's statuses that mean a mutant was caught.
+CAUGHT = {"killed", "caught by type check", "timeout", "segfault"}
+_RESULT = re.compile(r"^\s+(?P<name>\S+): (?P<status>.+)$")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One mutant mutmut made: its name, status and the change it made."""
+
+    name: str  # mutmut's, e.g. traces.checking.scan.xǁTraceScanǁ_answers__mutmut_12
+    status: str  # mutmut's: killed, survived, no tests, timeout, ...
+
+    @property
+    def module(self) -> str:
+        return self.name.rsplit(".", 1)[0]
+
+    @property
+    def function(self) -> str:
+        """The mutated function as module.Class.method or module.function."""
+        generated = self.name[len(self.module) + 1 :].rsplit("__mutmut_", 1)[0]
+        if generated.startswith("xǁ"):
+            _, cls, method = generated.split("ǁ")
+            return f"{self.module}.{cls}.{method}"
+        return f"{self.module}.{generated.removeprefix('x_')}"
+
+    @property
+    def path(self) -> str:
+        return self.module.replace(".", "/") + ".py"
+
+
+@dataclass(frozen=True)
+class Change:
+    """What a mutant changed: the original and the mutated lines, indentation stripped."""
+
+    function: str
+    original: str
+    mutated: str
+
+
+def change_of(mutant: Mutant) -> Change:
+    """The mutant's change, read from the diff mutmut shows for it."""
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+
+    diff = get_diff_for_mutant(mutant.name, path=mutant.path).splitlines()
+    removed = [line[1:].strip() for line in diff if line.startswith("-") and not line.startswith("---")]
+    added = [line[1:].strip() for line in diff if line.startswith("+") and not line.startswith("+++")]
+    return Change(mutant.function, "\n".join(removed), "\n".join(added))
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One allowlisted survivor and the reason it cannot be killed."""
+
+    change: Change
+    why: str
+
+
+def load_allowlist(path: Path = ALLOWLIST) -> list[Entry]:
+    """The entries of the allowlist; an entry without a reason is refused."""
+    data = tomllib.loads(path.read_text())
+    entries = []
+    for i, e in enumerate(data.get("equivalent", []), 1):
+        missing = {"function", "original", "mutated", "why"} - set(e)
+        if missing or not str(e.get("why", "")).strip():
+            raise SystemExit(f"{path}: entry {i} ({e.get('function', '?')}) lacks {sorted(missing) or ['a reason (why)']}")
+        entries.append(Entry(Change(e["function"], e["original"].strip(), e["mutated"].strip()), e["why"]))
+    return entries
+
+
+def _mutmut(*args: str, log: Path | None = None) -> str:
+    """Run mutmut from the venv, with the venv's tools (mypy, pytest) first on PATH."""
+    bin_dir = Path(sys.executable).parent
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    command = [str(bin_dir / "mutmut"), *args]
+    if log is None:
+        return subprocess.run(command, cwd=ROOT, env=env, check=True, capture_output=True, text=True).stdout
+    with log.open("w") as out:
+        done = subprocess.run(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    if done.returncode != 0:
+        sys.stdout.write(log.read_text()[-4000:])
+        raise SystemExit(f"mutmut {' '.join(args)} failed (exit {done.returncode}); its output is in {log}")
+    return ""
+
+
+def run(patterns: list[str], children: int) -> list[Mutant]:
+    """Mutate the checker from scratch and run the tests against each mutant whose name matches a
+    pattern; those mutants with their status."""
+    shutil.rmtree(ROOT / "mutants", ignore_errors=True)
+    (ROOT / "mutants").mkdir()
+    _mutmut("run", "--max-children", str(children), *patterns, log=ROOT / "mutants" / "run.log")
+    results = _mutmut("results", "--all", "true")
+    mutants = [Mutant(m["name"], m["status"]) for line in results.splitlines() if (m := _RESULT.match(line))]
+    return [m for m in mutants if any(fnmatch(m.name, p) for p in patterns)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("scopes", nargs="*", help=f"any of {', '.join(SCOPES)} (default: all)")
+    parser.add_argument("--ci", action="store_true", help=f"only the mutants CI runs: {', '.join(CI_SCOPE)}")
+    parser.add_argument("--children", type=int, default=os.cpu_count() or 2, help="mutants run at once")
+    args = parser.parse_args(argv)
+    if unknown := set(args.scopes) - set(SCOPES):
+        parser.error(f"unknown scope {sorted(unknown)}: the scopes are {', '.join(SCOPES)}")
+    args.scopes = args.scopes or list(SCOPES)
+    patterns = [p for scope in args.scopes for p in SCOPES[scope]]
+    if args.ci:
+        patterns = list(CI_SCOPE)
+    allowed = load_allowlist()
+    start = time.monotonic()
+    mutants = run(patterns, args.children)
+    seconds = time.monotonic() - start
+    counts: Counter[tuple[str, str]] = Counter()
+    unexplained: list[tuple[Mutant, Change]] = []
+    used: set[Change] = set()
+    by_change = {e.change: e for e in allowed}
+    for m in mutants:
+        scope = next(s for s in SCOPES if any(fnmatch(m.name, p) for p in SCOPES[s]))
+        if m.status in CAUGHT:
+            counts[scope, "caught"] += 1
+            continue
+        change = change_of(m)
+        if m.status == "survived" and change in by_change:
+            used.add(change)
+            counts[scope, "equivalent"] += 1
+        else:
+            unexplained.append((m, change))
+            counts[scope, "left"] += 1
+    print(f"{'scope':<12}{'mutants':>9}{'caught':>9}{'equivalent':>12}{'left':>7}")
+    for scope in sorted({s for s, _ in counts}):
+        row = [counts[scope, k] for k in ("caught", "equivalent", "left")]
+        print(f"{scope:<12}{sum(row):>9}{row[0]:>9}{row[1]:>12}{row[2]:>7}")
+    print(f"{len(mutants)} mutants in {seconds:.0f} s ({args.children} at once)")
+    for m, change in unexplained:
+        print(f"\n{m.status}: {m.name}  (mutmut show {m.name})\n  - {change.original}\n  + {change.mutated}")
+    in_scope = {m.function for m in mutants}
+    stale = [e for e in allowed if e.change not in used and e.change.function in in_scope]
+    for e in stale:
+        print(f"\nstale allowlist entry (no surviving mutant makes this change any more): {e.change.function}\n"
+              f"  - {e.change.original}\n  + {e.change.mutated}")
+    if not mutants:
+        print("no mutants were run: the scope matched nothing")
+        return 1
+    if unexplained or stale:
+        print(f"\n{len(unexplained)} mutants survived that are not argued equivalent in {ALLOWLIST.relative_to(ROOT)}, "
+              f"{len(stale)} stale entries: kill each with a test, or argue it there")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
