@@ -8,7 +8,7 @@ against each mutant, the Spark-free tests that call the mutated function, in a p
 from one that has imported everything. A mutant no test fails is a *survivor*: a rule's
 condition, a validation check or a verdict that the tests do not hold.
 
-The checker is mutated in three scopes, which ``make mutants`` and ``make mutants-deep`` run:
+The checker is mutated in three scopes:
 
 - ``rules``: the scan rules and the frame rules' predicates (traces/checking/scan.py, rules.py);
 - ``validation``: reading and checking records (traces/format/read.py, records.py);
@@ -22,7 +22,11 @@ moves or other lines of the function change; an entry that matches no surviving 
 (its line changed, or a test now kills it) fails the gate too, so the list cannot rot. mutmut's
 own cache is not used: each run starts from a fresh ``mutants/`` directory.
 
-docs/checker-mutants.md gives the commands, the figures and the classes of equivalent mutants.
+Not yet part of ``make mutants``: the ``rules`` scope still has four survivors (two in
+``unknown_codes_silent``, one in ``answering_codes``, and ``busy_answer(profile, None)`` in
+``header_facts``, which is equivalent), and the whole checker (5,209 mutants, about 1–2 a second
+here) does not fit CI's time; ``python -m properties.checker_mutants rules --ci --children 2``
+took 170 s for rules.py's 100 mutants (96 caught, 4 left).
 """
 
 from __future__ import annotations
