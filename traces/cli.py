@@ -56,7 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--witness-share",
         type=_share,
         default=Budgets.witness_share,
-        help="partial replay at black-box: the share of each budget the witness-first search may use before the exhaustive one (default %(default)s)",
+        help="partial replay: the share of each budget the witness-first search may use before the exhaustive one (default %(default)s)",
     )
     check.set_defaults(func=run_check_command)
 

@@ -25,10 +25,11 @@ admit or throttle at the limiter). So the clock jumps straight to the next fast-
 the event's ``ts``, whichever is first: no run is lost, and idle gaps cost one step.
 
 At ``black-box`` that set explodes after a few events (every hidden thread moves independently,
-at any millisecond), so there the witness-first search of :mod:`traces.checking.witness` runs
-first, with a share of the budgets (``Budgets.witness_share``): it follows one run at a time,
-steered by the trace, and can only return a witness. When it finds none, this exhaustive search
-decides. At ``queues`` the exhaustive search is quick and decides alone.
+at any millisecond); at ``queues`` it stays small, but every event still costs the hidden steps
+of every candidate (tens of spec steps an event). So the witness-first search of
+:mod:`traces.checking.witness` runs first, with a share of the budgets
+(``Budgets.witness_share``): it follows one run at a time, steered by the trace, and can only
+return a witness. When it finds none, this exhaustive search decides.
 
 Verdicts. *conformant* comes with a witness: the full run of the spec the search found, which
 :func:`witness_records` writes as a ``full`` trace that the ordinary replay accepts. *violation*
@@ -100,7 +101,7 @@ class Budgets:
     candidates: int = 20_000  # candidate states kept after any one event
     steps: int = 5_000_000  # spec steps tried over the whole trace
     seconds: float = 120.0  # wall time for the trace
-    witness_share: float = 0.25  # of the steps and time, what the witness-first search may use before the exhaustive one (at black-box)
+    witness_share: float = 0.25  # of the steps and time, what the witness-first search may use before the exhaustive one
 
 
 @dataclass(frozen=True)
@@ -365,12 +366,11 @@ def _summary(s: BrokerState, opaque_of: Mapping[int, int]) -> str:
 
 
 def replay_partial(header: TraceHeader, events: Iterable[Mapping[str, Any]], budgets: Budgets = Budgets()) -> PartialResult:
-    """Search one trace's events (in seq order) against its header: at ``black-box`` the
-    witness-first search first, then (if it found no run) the exhaustive one, within one budget."""
-    search = PartialReplay(header, budgets)
-    if header.observation is not Observation.BLACK_BOX:  # at queues the exhaustive search is quick alone
-        return next((r for r in map(search.feed, events) if r is not None), None) or search.end()
+    """Search one trace's events (in seq order) against its header: the witness-first search
+    first, then (if it found no run) the exhaustive one, within one budget."""
     from traces.checking.witness import find_witness  # it builds on this module's search
+
+    search = PartialReplay(header, budgets)
 
     observed = list(events)  # the witness-first search goes back and forth over them
     witness_first = PartialReplay(header, budgets)
