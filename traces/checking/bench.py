@@ -6,7 +6,7 @@ Measured, each in this one process with the same Spark session (local[2] by defa
    :mod:`traces.checking.validation`), with the driver's peak resident memory during each;
 2. all rules together (frame rules + per-trace scans, no replay) on 1M and 10M events;
 3. the full replay through the spec on Spark (rules off) on the 1M dataset, and the partial replay
-   of the base traces projected to ``queues`` and to ``black-box``;
+   of the same dataset projected to ``queues`` and to ``black-box``;
 4. the same replay in one plain Python process, job after job, for the ratio (with the compiled
    spec, as the workers run it, and with the interpreted spec);
 5. peak resident memory of the driver and of the whole process tree (JVM and Python workers).
@@ -355,8 +355,7 @@ def main() -> int:
         results.append(ms)
         lines.append(f"- replay verdicts on Spark: {sorted({t.verdict for t in check.traces})}")
         for level, budgets in ((Observation.QUEUES, Budgets()), (Observation.BLACK_BOX, Budgets(seconds=5))):
-            # On the base traces, not the 1M dataset: the search runs at hundreds of events a second.
-            measure, line = _partial_replay(spark, warm, args.work / f"base-{level.value}", level, budgets, args.master)
+            measure, line = _partial_replay(spark, replay_path, args.work / f"events-{args.replay_size}-{level.value}", level, budgets, args.master)
             results.append(measure)
             lines.append(line)
         if not args.no_plain:

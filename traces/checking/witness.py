@@ -159,6 +159,7 @@ class _Search:
         self.strategy = strategy
         self.creation_times = sorted(set(answers.created_at.values()))
         self.searched: dict[int, int] = {}  # events explained -> nodes searched with that many
+        self.searched_all = False  # whether it tried every child it tries without finding a run
 
     def run(self) -> PartialResult | str:
         replay, events = self.replay, self.events
@@ -190,6 +191,7 @@ class _Search:
                 frames.append(self._children(s, trail, k))
         except OutOfBudget as e:
             return f"{self.strategy.name}: stopped at seq {events[deepest]['seq']} ({e})"
+        self.searched_all = True
         return f"{self.strategy.name}: no run found (as far as seq {events[deepest]['seq']})"
 
     def _children(self, s: BrokerState, trail: Trail | None, k: int) -> Iterator[tuple[BrokerState, int, Trail | None]]:
@@ -312,24 +314,34 @@ def _request_served(s: BrokerState, a: Action) -> int | None:
 
 def find_witness(replay: PartialReplay, events: Sequence[Mapping[str, Any]]) -> PartialResult | str:
     """A conformant result with its witness, found by the strategies in turn from ``replay``'s
-    initial state within the witness-first share of its budgets; or why none was found."""
+    initial state within the witness-first share of its budgets; or why none was found.
+
+    The share is spent in two rounds over the strategies. A strategy whose guesses fit the trace
+    finds its run in a few spec steps an event, so in the first round each gets a short try
+    (:data:`_FIRST_TRY_STEPS` an event, at most its fair part of what is left); in the second, the
+    strategies whose search stopped on a budget share the rest. A strategy that searched
+    everything it tries and found no run is not tried again."""
     budgets = replay.budgets
     answers = _Answers.read(replay.config, events)
-    stopped: list[str] = []
-    for part in _ROUNDS:
-        share = budgets.witness_share * part / len(STRATEGIES)
-        stopped = []
-        for strategy in STRATEGIES:
-            replay.step_limit = replay.steps + int(budgets.steps * share)
-            replay.deadline_seconds = budgets.seconds * share
+    steps_end = replay.steps + int(budgets.steps * budgets.witness_share)
+    deadline = time.monotonic() + budgets.seconds * budgets.witness_share
+    stopped: dict[Strategy, str] = {}
+    tried = list(STRATEGIES)
+    for first in (True, False):
+        for left, strategy in zip(range(len(tried), 0, -1), list(tried)):
+            fair = (steps_end - replay.steps) // left
+            replay.step_limit = replay.steps + (min(fair, _FIRST_TRY_STEPS * max(len(events), 1)) if first else fair)
+            replay.deadline_seconds = max(deadline - time.monotonic(), 0.0) / left
             replay.deadline = time.monotonic() + replay.deadline_seconds
-            found = _Search(replay, events, answers, strategy).run()
+            search = _Search(replay, events, answers, strategy)
+            found = search.run()
             if isinstance(found, PartialResult):
                 return dataclasses.replace(found, search=f"witness-first search ({strategy.name})")
-            stopped.append(found)
-    return "the witness-first search found no run (" + "; ".join(stopped) + ")"
+            stopped[strategy] = found
+            if search.searched_all:
+                tried.remove(strategy)
+    return "the witness-first search found no run (" + "; ".join(stopped.values()) + ")"
 
 
-#: The witness-first budget is spent in rounds over the strategies: a strategy whose guesses fit
-#: the trace mostly finds its run in a small part of it, so each first gets a short try.
-_ROUNDS = (1 / 8, 7 / 8)
+#: The first round's try of each strategy, in spec steps an event: the survey's runs took 1–10.
+_FIRST_TRY_STEPS = 32
