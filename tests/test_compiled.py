@@ -9,7 +9,10 @@ field, with the interpreted spec in this process:
   including the broken examples and the runs where the spec's own claims break (the divergence,
   its explanation and the rendered state must be the same text);
 - the exhaustive exploration of every model in every profile, capped (state and transition
-  counts, counterexamples, sometimes-properties and action counts).
+  counts, counterexamples, sometimes-properties and action counts);
+- the partial replay of every example projected to ``queues`` and to ``black-box`` (both searches,
+  their verdicts, spec steps, details and witnesses), under a budget of spec steps alone, since a
+  time budget would end the two at different places.
 """
 
 from __future__ import annotations
@@ -28,6 +31,10 @@ from properties.explore import explore
 from properties.models import MODELS
 from spec.releases import PROFILES
 from traces.checking.compiled import BUILD, COMPILED, compiled_path
+from traces.checking.partial import Budgets, replay_partial
+from traces.format.project import project
+from traces.format.read import raw_records
+from traces.format.records import Observation, header_from_record
 from traces.recording.examples import EXAMPLES
 from traces.format.read import read_records
 from traces.recording.record import WORKLOADS, record_workload
@@ -36,6 +43,8 @@ from traces.checking.replay import replay_records
 #: Explorations are capped so the comparison stays fast; the cap applies to both sides alike.
 MAX_STATES = 1500
 EVENTS_PER_RECORDING = 400
+#: The partial replays' budget: spec steps only (the time budget is out of reach).
+PARTIAL_BUDGETS = Budgets(steps=20_000, seconds=1e9)
 
 #: Run in the compiled build: prove the modules are the compiled ones, then print the results.
 _COMPILED_RUN = """
@@ -45,8 +54,8 @@ for name in COMPILED:
     module = importlib.import_module(name.removesuffix(".py").replace("/", "."))
     assert module.__file__.endswith(".so"), f"{name} is not compiled: {module.__file__}"
 sys.path.insert(0, sys.argv[1])
-from test_compiled import replay_results, explorations
-print(json.dumps({"replay": replay_results(sys.argv[3:]), "explore": explorations(int(sys.argv[2]))}))
+from test_compiled import replay_results, explorations, partial_results
+print(json.dumps({"replay": replay_results(sys.argv[3:]), "explore": explorations(int(sys.argv[2])), "partial": partial_results()}))
 """
 
 
@@ -54,6 +63,17 @@ def replay_results(paths: list[str]) -> list[dict[str, Any]]:
     """Every trace's replay result, as JSON data."""
     results = [dataclasses.asdict(r) for path in paths for r in replay_records(rec.data for rec in read_records([path]))]
     return list(json.loads(json.dumps(results)))
+
+
+def partial_results() -> dict[str, Any]:
+    """The partial replay of every example projected to each level below ``full``, as plain data."""
+    out: dict[str, Any] = {}
+    for path in sorted(EXAMPLES.glob("*.jsonl")):
+        for level in (Observation.QUEUES, Observation.BLACK_BOX):
+            records = list(project((r for _, r in raw_records(path)), level))
+            result = replay_partial(header_from_record(records[0]), records[1:], PARTIAL_BUDGETS)
+            out[f"{path.stem} {level.value}"] = json.loads(json.dumps(dataclasses.asdict(result), default=str))
+    return out
 
 
 def explorations(max_states: int) -> dict[str, Any]:
@@ -76,7 +96,7 @@ def compiled() -> Path:
 
 
 def test_the_build_compiles_the_spec_and_the_replayer(compiled: Path) -> None:
-    assert "spec/machine.py" in COMPILED and "traces/checking/replay.py" in COMPILED
+    assert {"spec/machine.py", "traces/checking/replay.py", "traces/checking/partial.py", "traces/checking/witness.py"} <= set(COMPILED)
     for name in COMPILED:
         extensions = list((compiled / name).parent.glob(Path(name).stem + ".cpython-*.so"))
         assert len(extensions) == 1, f"no compiled module for {name} in {compiled}"
@@ -100,8 +120,11 @@ def test_the_compiled_spec_replays_and_explores_as_the_interpreted_spec(compiled
     )
     assert run.returncode == 0, run.stderr[-3000:]
     theirs = json.loads(run.stdout)
-    ours: dict[str, Any] = {"replay": replay_results(paths), "explore": explorations(MAX_STATES)}
+    ours: dict[str, Any] = {"replay": replay_results(paths), "explore": explorations(MAX_STATES), "partial": partial_results()}
     assert len(ours["replay"]) == len(paths) and {r["verdict"] for r in ours["replay"]} >= {"conformant", "violation"}
     for mine, other in zip(ours["replay"], theirs["replay"], strict=True):
         assert mine == other, f"trace {mine['trace_id']}: interpreted {mine} but compiled {other}"
     assert ours["explore"] == theirs["explore"]
+    assert {r["verdict"] for r in ours["partial"].values()} >= {"conformant", "violation"}
+    for name, mine in ours["partial"].items():
+        assert mine == theirs["partial"][name], f"{name}: interpreted {mine} but compiled {theirs['partial'][name]}"

@@ -9,7 +9,7 @@ suites keep importing the interpreted spec from the working tree.
 
 The build (``make compiled``, which ``make venv`` and the targets that use Spark run) copies
 ``spec/``, ``traces/`` and ``properties/`` into :data:`BUILD` and compiles, next to their copies,
-the modules in :data:`COMPILED`: the spec and the replayer. The rest stays interpreted: it is not
+the modules in :data:`COMPILED`: the spec, the replayer and the partial replay's searches. The rest stays interpreted: it is not
 on the replay's path.
 
 The build records the SHA-256 of every file it copied. :func:`compiled_path` gives the build
@@ -60,7 +60,7 @@ def _sources() -> list[Path]:
 
 
 def _compiled_modules(files: list[Path]) -> list[str]:
-    """The modules mypyc compiles: the spec's, and the replayer with its decoding of records."""
+    """The modules mypyc compiles: the spec's, the replayer with its decoding of records, and the partial replay's searches."""
     spec = [str(f) for f in files if f.parent == Path("spec") and f.suffix == ".py"]
     return [*spec, "traces/format/records.py", "traces/checking/replay.py", "traces/checking/partial.py", "traces/checking/witness.py"]
 

@@ -422,12 +422,15 @@ def partial_on_spark(
     """Search every trace of ``trace_ids`` on Spark, one task a trace; each result with its
     witness's records (empty unless ``witness`` and conformant)."""
     jobs = [(trace_id, tuple(layout.trace_pieces[trace_id])) for trace_id in trace_ids]
+    # Plain values cross to the workers: there this module may be the compiled build, whose
+    # Budgets cannot be unpickled from the driver's (a compiled class has no __dict__ to fill).
+    limits = dataclasses.astuple(budgets)
 
     def run(items: Iterable[tuple[str, tuple[Piece, ...]]]) -> Iterator[tuple[str, str]]:
         for trace_id, pieces in items:
             header = header_from_record(headers[trace_id])
             try:
-                result = replay_partial(header, _trace_records(trace_id, pieces), budgets)
+                result = replay_partial(header, _trace_records(trace_id, pieces), Budgets(*limits))
                 records = list(witness_records(header, result)) if witness and result.verdict == "conformant" else []
             except Exception as e:
                 raise CheckerFailure(trace_id, e) from e
