@@ -10,6 +10,7 @@ let survive (``make mutants``, docs/checker-mutants.md).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pyarrow as pa
@@ -20,6 +21,7 @@ from spec.codes import (
     OVERLOAD_REMARK,
     PC_SYNCHRONIZED_REMARK,
     REJECT_REQUEST_REMARK,
+    RequestCode,
     ResponseCode,
     not_supported_remark,
     rate_limit_remark,
@@ -147,6 +149,36 @@ def test_the_consumer_send_back_busy_answer_is_the_status_name_with_system_error
     assert _facts("5.3.3")["sendback_remark"] == profile("5.3.3").page_cache_busy_status
     assert _facts("5.3.3")["sendback_code"] == int(ResponseCode.SYSTEM_ERROR)
     assert _facts("5.3.3")["pc_code"] == int(profile("5.3.3").pc_synchronized_code)
+
+
+# -- each_request_is_answered_exactly_once: which requests may go unanswered ----------------------
+
+
+def _unanswered(release: str, code: int, default_processor_registered: bool = True) -> list[int]:
+    """The seqs flagged in a black-box trace of ``release`` where one non-oneway request of ``code``
+    arrives and gets no answer."""
+    config = replace(broker_config(profile(release)), default_processor_registered=default_processor_registered)
+    header = TraceHeader("t", "test", "1", release, Observation.BLACK_BOX, config)
+    arrival = {"trace_id": "t", "seq": 1, "ts": 5, "kind": "RequestArrives", "io_thread": 0, "code": code,
+               "topic": "", "oneway": False, "request_id": 7, "responses": []}
+    return [seq for seq, _ in scan_trace(header, events_table([arrival]))["each_request_is_answered_exactly_once"].sample]
+
+
+def test_only_an_unknown_code_on_a_release_whose_admin_processor_returns_null_may_go_unanswered() -> None:
+    unknown = 99999
+    assert _unanswered("4.3.2", unknown) == []  # AdminBrokerProcessor's default: returns null before 4.9.1
+    assert _unanswered("4.9.8", unknown) == [1]  # from 4.9.1 it answers REQUEST_CODE_NOT_SUPPORTED
+    assert _unanswered("5.3.3", unknown) == [1]
+    assert _unanswered("4.3.2", unknown, default_processor_registered=False) == [1]  # the dispatcher answers itself
+
+
+def test_a_code_a_processor_or_the_admin_switch_answers_must_be_answered_even_where_unknown_codes_go_silent() -> None:
+    send, runtime_info = int(RequestCode.SEND_MESSAGE), 28  # GET_BROKER_RUNTIME_INFO, an admin switch case
+    registered = {c for c, _ in profile("4.3.2").executor_of_code}
+    assert send in registered - profile("4.3.2").admin_codes
+    assert runtime_info in profile("4.3.2").admin_codes - registered
+    assert _unanswered("4.3.2", send) == [1]
+    assert _unanswered("4.3.2", runtime_info) == [1]
 
 
 def _scan(header: TraceHeader, events: list[Event]) -> TraceScan:
