@@ -118,6 +118,24 @@ def test_a_scan_over_several_traces_sliced_per_trace_is_the_scan_of_each() -> No
         start += table.num_rows
 
 
+def test_a_fast_failure_run_while_the_switch_is_off_says_the_switch_was_off() -> None:
+    header, events = _example("conformant-5.3.3.jsonl")
+    run = next(i for i, e in enumerate(events) if e["kind"] == "FastFailureStartsRun")
+    events.insert(run, {**events[run], "kind": "OperatorSetsFastFailureEnable", "enabled": False})
+    finding = _scan(header, events).findings["fast_failure_runs_10ms_apart_while_enabled"]
+    assert finding.sample[0][0] == run + 2 and finding.sample[0][1].endswith("switch off")
+
+
+def test_the_lock_rule_names_each_writer_by_its_executor_and_worker_index() -> None:
+    header, _ = _example("conformant-slow-disk.jsonl")
+    assert list(_scan(header, []).queue_names[:2]) == ["send", "admin"]
+    at = {"trace_id": header.trace_id, "ts": 30}
+    events = [{**at, "kind": "WorkerAcquiresPutLock", "executor": "admin", "worker": 1},
+              {**at, "kind": "WorkerAppendsAndUnlocks", "executor": "send", "worker": 0}]
+    sample = _scan(header, events).findings["lock_held_by_one_writer_at_a_time"].sample
+    assert sample == [(2, "WorkerAppendsAndUnlocks by ('send', 0) while the holder is ('admin', 1)")]
+
+
 # -- responses_carry_the_profile_codes_and_remarks: the code each remark must come with ----------
 
 
