@@ -210,6 +210,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("scopes", nargs="*", help=f"any of {', '.join(SCOPES)} (default: all)")
     parser.add_argument("--ci", action="store_true", help="only the mutants CI runs (CI_FUNCTIONS: rules.py and part of scan.py)")
+    parser.add_argument("--only", action="append", metavar="GLOB",
+                        help="only the scopes' mutants whose mutmut name matches, e.g. 'traces.checking.scan.xǁTraceScanǁ_timeouts*'")
     parser.add_argument("--children", type=int, default=os.cpu_count() or 2, help="mutants run at once")
     args = parser.parse_args(argv)
     if unknown := set(args.scopes) - set(SCOPES):
@@ -219,6 +221,10 @@ def main(argv: list[str] | None = None) -> int:
     patterns = list(scope.patterns)
     if args.ci:
         scope, patterns = CI_SCOPE, list(CI_FUNCTIONS)
+    if args.only:
+        patterns = [p for p in args.only if any(fnmatch(p, s) for s in patterns)]
+        if not patterns:
+            parser.error(f"--only {args.only} names no mutants of the scopes {', '.join(scope.modules)}")
     allowed = load_allowlist()
     start = time.monotonic()
     mutants = run(scope, patterns, args.children)

@@ -95,6 +95,61 @@ def test_a_timeout_answer_before_the_wait_is_flagged() -> None:
     assert all(i + 1 in seqs for seqs in _flagged(header, events, "timeout_only_after_the_queue_wait"))
 
 
+
+def test_a_timeout_answer_is_judged_against_the_wait_its_queue_had_at_that_moment() -> None:
+    """environment.OperatorSetsQueueWait changes one queue's wait from its event on."""
+    header, events, i = _two_cleans()
+    clean = events[i]
+    waited = clean["ts"] - _created(events, clean["responses"][0]["request_id"])
+    other = next(q.value for q, _ in header.config.queue_waits if q.value != clean["queue"])
+
+    def flagged(*sets: tuple[int, str, int]) -> bool:
+        """Whether the clean at ``i`` is flagged with each (index, queue, wait) set inserted (last index first)."""
+        changed = list(events)
+        for at, queue, wait in sorted(sets, reverse=True):
+            changed.insert(at, {"trace_id": clean["trace_id"], "ts": events[at]["ts"], "kind": "OperatorSetsQueueWait",
+                                "queue": queue, "wait_ms": wait})
+        moved = i + sum(at <= i for at, _, _ in sets)
+        found = _flagged(header, changed, "timeout_only_after_the_queue_wait")
+        assert len({moved + 1 in seqs for seqs in found}) == 1, "the scan and the oracle agree"
+        return moved + 1 in found[0]
+
+    assert not flagged()
+    assert flagged((i, clean["queue"], waited + 1))  # raised before the answer: it came too early
+    assert not flagged((i, clean["queue"], waited))
+    assert not flagged((i + 1, clean["queue"], waited + 1))  # raised only after it
+    assert not flagged((i, other, waited + 1))  # another queue's wait
+    assert flagged((0, clean["queue"], waited + 1), (i, other, 0))
+
+
+def test_a_timeout_answer_whose_remark_gives_no_period_or_size_is_flagged_and_quoted() -> None:
+    header, events, i = _two_cleans()
+    clean = events[i]
+    garbled = "[TIMEOUT_CLEAN_QUEUE]broker busy, but no period"
+    events[i] = {**clean, "responses": [{**clean["responses"][0], "remark": garbled}]}
+    numbered = [{**e, "seq": n} for n, e in enumerate(events, 1)]
+    sample = scan_trace(header, events_table(numbered))["timeout_only_after_the_queue_wait"].sample
+    assert (i + 1, f"[TIMEOUT_CLEAN_QUEUE] answer for a task with no creation time or an unparsable remark {garbled!r}") in sample
+
+
+def test_a_timeout_answer_to_the_traces_first_event_is_judged_by_that_requests_wait() -> None:
+    header, events, i = _two_cleans()
+    first = _index(events, lambda e: e["kind"] == "RequestArrives")
+    del events[:first]  # the clock's first step: now the first request's arrival is row 0
+    i -= first
+    clean, opaque = events[i], events[0]["request_id"]
+    size = int(clean["responses"][0]["remark"].rsplit(": ", 1)[1])
+    remark = timeout_remark(clean["ts"] - _created(events, opaque), size)
+    events[i] = {**clean, "responses": [{**clean["responses"][0], "request_id": opaque, "remark": remark}]}
+    assert all(i + 1 not in seqs for seqs in _flagged(header, events, "timeout_only_after_the_queue_wait"))
+
+
+def test_a_timeout_answer_to_a_request_that_never_arrived_is_flagged() -> None:
+    header, events, i = _two_cleans()
+    clean = events[i]
+    events[i] = {**clean, "responses": [{**clean["responses"][0], "request_id": 999999}]}
+    assert all(i + 1 in seqs for seqs in _flagged(header, events, "timeout_only_after_the_queue_wait"))
+
 def _first_run(events: list[Event]) -> int:
     return _index(events, lambda e: e["kind"] == "FastFailureStartsRun")
 
