@@ -172,14 +172,31 @@ def test_the_consumer_send_back_busy_answer_is_the_status_name_with_system_error
 # -- each_request_is_answered_exactly_once: which requests may go unanswered ----------------------
 
 
-def _unanswered(release: str, code: int, default_processor_registered: bool = True) -> list[int]:
-    """The seqs flagged in a black-box trace of ``release`` where one non-oneway request of ``code``
-    arrives and gets no answer."""
+def _flagged_answers(release: str, code: int, default_processor_registered: bool = True, oneway: bool = False, answers: int = 0) -> list[int]:
+    """The seqs each_request_is_answered_exactly_once flags in a black-box trace of ``release`` where one
+    request of ``code`` arrives and gets ``answers`` answers."""
     config = replace(broker_config(profile(release)), default_processor_registered=default_processor_registered)
     header = TraceHeader("t", "test", "1", release, Observation.BLACK_BOX, config)
-    arrival = {"trace_id": "t", "seq": 1, "ts": 5, "kind": "RequestArrives", "io_thread": 0, "code": code,
-               "topic": "", "oneway": False, "request_id": 7, "responses": []}
-    return [seq for seq, _ in scan_trace(header, events_table([arrival]))["each_request_is_answered_exactly_once"].sample]
+    at = {"trace_id": "t", "ts": 5}
+    arrival = {**at, "seq": 1, "kind": "RequestArrives", "io_thread": 0, "code": code, "topic": "", "oneway": oneway, "request_id": 7}
+    answer = {**at, "kind": "Response", "responses": [{"request_id": 7, "code": int(ResponseCode.SYSTEM_BUSY), "remark": OVERLOAD_REMARK}]}
+    events = [arrival, *({**answer, "seq": seq} for seq in range(2, 2 + answers))]
+    return [seq for seq, _ in scan_trace(header, events_table(events))["each_request_is_answered_exactly_once"].sample]
+
+
+def _unanswered(release: str, code: int, default_processor_registered: bool = True) -> list[int]:
+    """The seqs flagged where one non-oneway request of ``code`` arrives and gets no answer."""
+    return _flagged_answers(release, code, default_processor_registered)
+
+
+def test_a_request_that_needs_no_answer_may_get_one_but_never_two() -> None:
+    send, unknown = int(RequestCode.SEND_MESSAGE), 99999
+    assert _flagged_answers("5.3.3", send, oneway=True, answers=0) == []
+    assert _flagged_answers("5.3.3", send, oneway=True, answers=1) == []  # which answers may go to a oneway is another rule's
+    assert _flagged_answers("5.3.3", send, oneway=True, answers=2) == [1]
+    assert _flagged_answers("4.3.2", unknown, answers=1) == []
+    assert _flagged_answers("4.3.2", unknown, answers=2) == [1]
+    assert _flagged_answers("5.3.3", send, answers=2) == [1]
 
 
 def test_only_an_unknown_code_on_a_release_whose_admin_processor_returns_null_may_go_unanswered() -> None:
