@@ -33,7 +33,7 @@ help:
 	@echo "make symbolic    CrossHair contract checks (python -m properties.symbolic)"
 	@echo "make check-deep  the test suite with HYPOTHESIS_PROFILE=deep"
 	@echo "make mutants     mutation check of the properties, and of the checker's rules within CI's time"
-	@echo "make mutants-deep  mutation check of the whole checker: rules, validation, verdicts (about an hour)"
+	@echo "make mutants-deep  mutation check of the whole checker: rules, validation, verdicts (hours; docs/checker-mutants.md)"
 	@echo "make bench       Spark trace benchmarks on 1M and 10M events (docs/benchmarks.md)"
 	@echo "make bench-100m  validation, rules and replay of a 100M-event dataset (about 10 minutes here)"
 	@echo "make demo        explore the spec, then record and check source 004's retry storm"

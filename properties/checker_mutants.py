@@ -23,7 +23,7 @@ or a test now kills it) fails the gate too, so the list cannot rot. Each run is 
 ``mutants/`` (:func:`stage`); mutmut's own cache is not used.
 
 ``make mutants`` (CI) runs ``--ci``: rules.py and the functions of scan.py in :data:`CI_FUNCTIONS`,
-376 mutants in about 4 minutes with two at once. ``make mutants-deep`` runs every scope; the
+376 mutants in 2 to 5 minutes here with two at once. ``make mutants-deep`` runs every scope; the
 survivors it still reports are listed in docs/checker-mutants.md.
 """
 
