@@ -21,7 +21,7 @@ export PYTHONHASHSEED        := 0
 .DEFAULT_GOAL := help
 # Targets run one after another (test = typecheck, then pytest, then symbolic).
 .NOTPARALLEL:
-.PHONY: help venv compiled check-java agent demo test typecheck pytest symbolic check-deep mutants bench bench-100m docs clean distclean
+.PHONY: help venv compiled check-java agent demo test typecheck pytest symbolic check-deep mutants mutants-deep bench bench-100m docs clean distclean
 
 help:
 	@echo "make venv        create/refresh .venv and install the project with its dev tools"
@@ -32,7 +32,8 @@ help:
 	@echo "make pytest      the test suite (PYTEST_ARGS='...' to pass options)"
 	@echo "make symbolic    CrossHair contract checks (python -m properties.symbolic)"
 	@echo "make check-deep  the test suite with HYPOTHESIS_PROFILE=deep"
-	@echo "make mutants     mutation check of the properties"
+	@echo "make mutants     mutation check of the properties, and of the checker's rules within CI's time"
+	@echo "make mutants-deep  mutation check of the whole checker: rules, validation, verdicts (hours; docs/checker-mutants.md)"
 	@echo "make bench       Spark trace benchmarks on 1M and 10M events (docs/benchmarks.md)"
 	@echo "make bench-100m  validation, rules and replay of a 100M-event dataset (about 10 minutes here)"
 	@echo "make demo        explore the spec, then record and check source 004's retry storm"
@@ -117,8 +118,14 @@ symbolic: $(STAMP)
 check-deep: check-java $(STAMP) compiled
 	HYPOTHESIS_PROFILE=deep $(BIN)/pytest $(PYTEST_ARGS)
 
+# The checker's mutants (docs/checker-mutants.md): make mutants runs the part that fits CI's time,
+# make mutants-deep every scope. Both stage their run in mutants/ (removed by make clean).
 mutants: $(STAMP)
 	$(BIN)/python -m properties.mutants
+	$(BIN)/python -m properties.checker_mutants --ci --children 2
+
+mutants-deep: $(STAMP)
+	$(BIN)/python -m properties.checker_mutants rules validation verdicts --children 2
 
 # ---------------------------------------------------------------- programs
 
@@ -147,7 +154,7 @@ docs: $(STAMP)
 # ---------------------------------------------------------------- cleaning
 
 clean:
-	rm -rf build dist *.egg-info .hypothesis .mypy_cache .pytest_cache .crosshair spark-warehouse metastore_db derby.log out
+	rm -rf build dist *.egg-info .hypothesis .mypy_cache .pytest_cache .crosshair spark-warehouse metastore_db derby.log out mutants
 	find . -path ./$(VENV) -prune -o -path ./.git -prune -o -type d -name __pycache__ -exec rm -rf {} +
 
 distclean: clean

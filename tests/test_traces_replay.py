@@ -189,7 +189,8 @@ def test_event_columns_records_are_the_rows_without_nulls_or_empty_responses(tmp
     rows = [r for name in sorted(p.name for p in EXAMPLES.glob("*.jsonl")) for r in _records(name) if r["kind"] != HEADER_KIND]
     rows.append({"trace_id": "black-box", "seq": 2, "ts": 5, "kind": RESPONSE_KIND, "responses": [{"request_id": 7, "code": 0, "remark": None}]})
     table = pa.Table.from_pylist([{c: r.get(c) for c in EVENT_COLUMNS} for r in rows], schema=pa.schema([ARROW_SCHEMA.field(c) for c in EVENT_COLUMNS]))
-    decoded = [EventColumns(table).record(i) for i in range(table.num_rows)]
+    plain = EventColumns(table)
+    decoded = [plain.record(i) for i in range(table.num_rows)]
     assert decoded == [{k: v for k, v in r.items() if v is not None and v != []} for r in table.to_pylist()]
     assert any("responses" in r for r in decoded) and any("responses" not in r for r in decoded)
     # As read_unit gives them to the replay: repeated strings dictionary-encoded, several chunks.

@@ -12,11 +12,12 @@ from collections.abc import Callable
 from typing import Any
 
 from scan_oracle import events_table, scan_trace as oracle
-from spec.codes import OVERLOAD_REMARK, REJECT_REQUEST_REMARK, RequestCode, timeout_remark
+from spec.codes import OVERLOAD_REMARK, REJECT_REQUEST_REMARK, RequestCode, ResponseCode, pcbusy_remark, timeout_remark
+from spec.config import BUSY_UPPER_BOUND_MS
 from traces.checking.rules import answer_goes_to
 from traces.checking.scan import scan_trace
 from traces.format.project import project
-from traces.format.records import HEADER_KIND, Observation, TraceHeader, header_from_record
+from traces.format.records import HEADER_KIND, Observation, TraceHeader, header_from_record, header_record
 from traces.recording.examples import EXAMPLES
 
 Event = dict[str, Any]
@@ -93,6 +94,61 @@ def test_a_timeout_answer_before_the_wait_is_flagged() -> None:
     events[i] = {**clean, "ts": early, "responses": [{**clean["responses"][0], "remark": timeout_remark(1, 3)}]}
     assert all(i + 1 in seqs for seqs in _flagged(header, events, "timeout_only_after_the_queue_wait"))
 
+
+
+def test_a_timeout_answer_is_judged_against_the_wait_its_queue_had_at_that_moment() -> None:
+    """environment.OperatorSetsQueueWait changes one queue's wait from its event on."""
+    header, events, i = _two_cleans()
+    clean = events[i]
+    waited = clean["ts"] - _created(events, clean["responses"][0]["request_id"])
+    other = next(q.value for q, _ in header.config.queue_waits if q.value != clean["queue"])
+
+    def flagged(*sets: tuple[int, str, int]) -> bool:
+        """Whether the clean at ``i`` is flagged with each (index, queue, wait) set inserted (last index first)."""
+        changed = list(events)
+        for at, queue, wait in sorted(sets, reverse=True):
+            changed.insert(at, {"trace_id": clean["trace_id"], "ts": events[at]["ts"], "kind": "OperatorSetsQueueWait",
+                                "queue": queue, "wait_ms": wait})
+        moved = i + sum(at <= i for at, _, _ in sets)
+        found = _flagged(header, changed, "timeout_only_after_the_queue_wait")
+        assert len({moved + 1 in seqs for seqs in found}) == 1, "the scan and the oracle agree"
+        return moved + 1 in found[0]
+
+    assert not flagged()
+    assert flagged((i, clean["queue"], waited + 1))  # raised before the answer: it came too early
+    assert not flagged((i, clean["queue"], waited))
+    assert not flagged((i + 1, clean["queue"], waited + 1))  # raised only after it
+    assert not flagged((i, other, waited + 1))  # another queue's wait
+    assert flagged((0, clean["queue"], waited + 1), (i, other, 0))
+
+
+def test_a_timeout_answer_whose_remark_gives_no_period_or_size_is_flagged_and_quoted() -> None:
+    header, events, i = _two_cleans()
+    clean = events[i]
+    garbled = "[TIMEOUT_CLEAN_QUEUE]broker busy, but no period"
+    events[i] = {**clean, "responses": [{**clean["responses"][0], "remark": garbled}]}
+    numbered = [{**e, "seq": n} for n, e in enumerate(events, 1)]
+    sample = scan_trace(header, events_table(numbered))["timeout_only_after_the_queue_wait"].sample
+    assert (i + 1, f"[TIMEOUT_CLEAN_QUEUE] answer for a task with no creation time or an unparsable remark {garbled!r}") in sample
+
+
+def test_a_timeout_answer_to_the_traces_first_event_is_judged_by_that_requests_wait() -> None:
+    header, events, i = _two_cleans()
+    first = _index(events, lambda e: e["kind"] == "RequestArrives")
+    del events[:first]  # the clock's first step: now the first request's arrival is row 0
+    i -= first
+    clean, opaque = events[i], events[0]["request_id"]
+    size = int(clean["responses"][0]["remark"].rsplit(": ", 1)[1])
+    remark = timeout_remark(clean["ts"] - _created(events, opaque), size)
+    events[i] = {**clean, "responses": [{**clean["responses"][0], "request_id": opaque, "remark": remark}]}
+    assert all(i + 1 not in seqs for seqs in _flagged(header, events, "timeout_only_after_the_queue_wait"))
+
+
+def test_a_timeout_answer_to_a_request_that_never_arrived_is_flagged() -> None:
+    header, events, i = _two_cleans()
+    clean = events[i]
+    events[i] = {**clean, "responses": [{**clean["responses"][0], "request_id": 999999}]}
+    assert all(i + 1 in seqs for seqs in _flagged(header, events, "timeout_only_after_the_queue_wait"))
 
 def _first_run(events: list[Event]) -> int:
     return _index(events, lambda e: e["kind"] == "FastFailureStartsRun")
@@ -182,3 +238,43 @@ def test_only_a_send_the_release_registers_can_be_refused_as_busy() -> None:
     batch = int(RequestCode.SEND_BATCH_MESSAGE)  # registered from 4.1.0; in 4.0.0 the admin processor gets it
     assert not answer_goes_to(2, REJECT_REQUEST_REMARK, batch, False, facts("4.0.0"))
     assert answer_goes_to(2, REJECT_REQUEST_REMARK, batch, False, facts("4.1.0"))
+
+
+# -- pcbusy_only_while_busy: spec.putlock.is_os_page_cache_busy, timeout < ts - beginTimeInLock < bound --
+
+
+def _pcbusy_at(ts: int, lock_at: int | None) -> tuple[TraceHeader, list[Event]]:
+    """slow-disk's header and a trace where (send, 0) takes the put lock at ``lock_at`` (never if None)
+    and the fast failure drains a send task with ``[PCBUSY_CLEAN_QUEUE]`` at ``ts``: its only response."""
+    header, _ = _example("conformant-slow-disk.jsonl")
+    at = {"trace_id": header.trace_id}
+    events: list[Event] = [{**at, "ts": 1, "kind": "RequestArrives", "io_thread": 0, "code": int(RequestCode.SEND_MESSAGE),
+                            "topic": "t", "oneway": False, "request_id": 1}]
+    if lock_at is not None:
+        events.append({**at, "ts": lock_at, "kind": "WorkerAcquiresPutLock", "executor": "send", "worker": 0})
+    events.append({**at, "ts": ts, "kind": "FastFailureDrainsBusySendQueue",
+                   "responses": [{"request_id": 1, "code": int(ResponseCode.SYSTEM_BUSY), "remark": pcbusy_remark(ts - 1, 0)}]})
+    return header, events
+
+
+def test_page_cache_busy_holds_strictly_between_the_timeout_and_the_upper_bound() -> None:
+    header, _ = _example("conformant-slow-disk.jsonl")
+    timeout = header.config.os_page_cache_busy_timeout_ms
+    for held, busy in [(timeout, False), (timeout + 1, True), (BUSY_UPPER_BOUND_MS - 1, True), (BUSY_UPPER_BOUND_MS, False)]:
+        flagged = _flagged(*_pcbusy_at(100 + held, lock_at=100), "pcbusy_only_while_busy")
+        assert flagged == [set() if busy else {3}] * len(flagged), (held, busy)
+
+
+def test_a_pcbusy_answer_before_any_writer_took_the_lock_is_flagged() -> None:
+    # beginTimeInLock starts at 0 (not busy), and the answer is the trace's only response.
+    flagged = _flagged(*_pcbusy_at(500, lock_at=None), "pcbusy_only_while_busy")
+    assert flagged and flagged == [{2}] * len(flagged)
+
+
+def test_the_busy_answers_are_not_judged_at_black_box_where_the_lock_is_not_seen() -> None:
+    header, events = _pcbusy_at(500, lock_at=None)
+    full = [header_record(header), *({**e, "seq": i} for i, e in enumerate(events, 1))]
+    blind = list(project(full, Observation.BLACK_BOX))
+    assert [e["kind"] for e in blind[1:]] == ["RequestArrives", "Response"]
+    finding = scan_trace(header_from_record(blind[0]), events_table(blind[1:]))["pcbusy_only_while_busy"]
+    assert (finding.checked, finding.violations) == (0, 0)

@@ -10,6 +10,7 @@ let survive (``make mutants``, docs/checker-mutants.md).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pyarrow as pa
@@ -20,6 +21,7 @@ from spec.codes import (
     OVERLOAD_REMARK,
     PC_SYNCHRONIZED_REMARK,
     REJECT_REQUEST_REMARK,
+    RequestCode,
     ResponseCode,
     not_supported_remark,
     rate_limit_remark,
@@ -116,6 +118,24 @@ def test_a_scan_over_several_traces_sliced_per_trace_is_the_scan_of_each() -> No
         start += table.num_rows
 
 
+def test_a_fast_failure_run_while_the_switch_is_off_says_the_switch_was_off() -> None:
+    header, events = _example("conformant-5.3.3.jsonl")
+    run = next(i for i, e in enumerate(events) if e["kind"] == "FastFailureStartsRun")
+    events.insert(run, {**events[run], "kind": "OperatorSetsFastFailureEnable", "enabled": False})
+    finding = _scan(header, events).findings["fast_failure_runs_10ms_apart_while_enabled"]
+    assert finding.sample[0][0] == run + 2 and finding.sample[0][1].endswith("switch off")
+
+
+def test_the_lock_rule_names_each_writer_by_its_executor_and_worker_index() -> None:
+    header, _ = _example("conformant-slow-disk.jsonl")
+    assert list(_scan(header, []).queue_names[:2]) == ["send", "admin"]
+    at = {"trace_id": header.trace_id, "ts": 30}
+    events = [{**at, "kind": "WorkerAcquiresPutLock", "executor": "admin", "worker": 1},
+              {**at, "kind": "WorkerAppendsAndUnlocks", "executor": "send", "worker": 0}]
+    sample = _scan(header, events).findings["lock_held_by_one_writer_at_a_time"].sample
+    assert sample == [(2, "WorkerAppendsAndUnlocks by ('send', 0) while the holder is ('admin', 1)")]
+
+
 # -- responses_carry_the_profile_codes_and_remarks: the code each remark must come with ----------
 
 
@@ -147,6 +167,53 @@ def test_the_consumer_send_back_busy_answer_is_the_status_name_with_system_error
     assert _facts("5.3.3")["sendback_remark"] == profile("5.3.3").page_cache_busy_status
     assert _facts("5.3.3")["sendback_code"] == int(ResponseCode.SYSTEM_ERROR)
     assert _facts("5.3.3")["pc_code"] == int(profile("5.3.3").pc_synchronized_code)
+
+
+# -- each_request_is_answered_exactly_once: which requests may go unanswered ----------------------
+
+
+def _flagged_answers(release: str, code: int, default_processor_registered: bool = True, oneway: bool = False, answers: int = 0) -> list[int]:
+    """The seqs each_request_is_answered_exactly_once flags in a black-box trace of ``release`` where one
+    request of ``code`` arrives and gets ``answers`` answers."""
+    config = replace(broker_config(profile(release)), default_processor_registered=default_processor_registered)
+    header = TraceHeader("t", "test", "1", release, Observation.BLACK_BOX, config)
+    at = {"trace_id": "t", "ts": 5}
+    arrival = {**at, "seq": 1, "kind": "RequestArrives", "io_thread": 0, "code": code, "topic": "", "oneway": oneway, "request_id": 7}
+    answer = {**at, "kind": "Response", "responses": [{"request_id": 7, "code": int(ResponseCode.SYSTEM_BUSY), "remark": OVERLOAD_REMARK}]}
+    events = [arrival, *({**answer, "seq": seq} for seq in range(2, 2 + answers))]
+    return [seq for seq, _ in scan_trace(header, events_table(events))["each_request_is_answered_exactly_once"].sample]
+
+
+def _unanswered(release: str, code: int, default_processor_registered: bool = True) -> list[int]:
+    """The seqs flagged where one non-oneway request of ``code`` arrives and gets no answer."""
+    return _flagged_answers(release, code, default_processor_registered)
+
+
+def test_a_request_that_needs_no_answer_may_get_one_but_never_two() -> None:
+    send, unknown = int(RequestCode.SEND_MESSAGE), 99999
+    assert _flagged_answers("5.3.3", send, oneway=True, answers=0) == []
+    assert _flagged_answers("5.3.3", send, oneway=True, answers=1) == []  # which answers may go to a oneway is another rule's
+    assert _flagged_answers("5.3.3", send, oneway=True, answers=2) == [1]
+    assert _flagged_answers("4.3.2", unknown, answers=1) == []
+    assert _flagged_answers("4.3.2", unknown, answers=2) == [1]
+    assert _flagged_answers("5.3.3", send, answers=2) == [1]
+
+
+def test_only_an_unknown_code_on_a_release_whose_admin_processor_returns_null_may_go_unanswered() -> None:
+    unknown = 99999
+    assert _unanswered("4.3.2", unknown) == []  # AdminBrokerProcessor's default: returns null before 4.9.1
+    assert _unanswered("4.9.8", unknown) == [1]  # from 4.9.1 it answers REQUEST_CODE_NOT_SUPPORTED
+    assert _unanswered("5.3.3", unknown) == [1]
+    assert _unanswered("4.3.2", unknown, default_processor_registered=False) == [1]  # the dispatcher answers itself
+
+
+def test_a_code_a_processor_or_the_admin_switch_answers_must_be_answered_even_where_unknown_codes_go_silent() -> None:
+    send, runtime_info = int(RequestCode.SEND_MESSAGE), 28  # GET_BROKER_RUNTIME_INFO, an admin switch case
+    registered = {c for c, _ in profile("4.3.2").executor_of_code}
+    assert send in registered - profile("4.3.2").admin_codes
+    assert runtime_info in profile("4.3.2").admin_codes - registered
+    assert _unanswered("4.3.2", send) == [1]
+    assert _unanswered("4.3.2", runtime_info) == [1]
 
 
 def _scan(header: TraceHeader, events: list[Event]) -> TraceScan:

@@ -368,7 +368,7 @@ class TraceScan:
         # The executor each request is routed to (spec.remoting.route), by distinct request code.
         codes, inverse = np.unique(self.code, return_inverse=True)
         routed = np.array([self._route(int(c)) for c in codes], np.int64)
-        self.routed = routed[inverse.reshape(-1)]  # meaningful at arrivals
+        self.routed = routed[inverse]  # meaningful at arrivals
         # RequestTask.createTimestamp: the ts of the latest remoting.DispatchCreatesTask for the request.
         self.created = np.full(n, _NONE, np.int64)
         creates = np.flatnonzero(self._is(remoting.DispatchCreatesTask.__name__) & (self.request >= 0))[::-1]
@@ -486,11 +486,11 @@ class TraceScan:
             return
         event = self.response_event[r]
         remark = self.response_remark_index[r]
-        distinct, inverse = np.unique(remark, return_inverse=True)
+        distinct, inverse = np.unique(remark, return_inverse=True)  # remark is 1-D: so is inverse
         parsed = [self.events.remarks.clean_queue(int(k)) for k in distinct]  # each distinct remark once
-        known = np.array([p is not None for p in parsed], bool)[inverse.reshape(-1)]
-        period = np.array([p[1] if p else 0 for p in parsed], np.int64)[inverse.reshape(-1)]
-        size = np.array([p[2] if p else 0 for p in parsed], np.int64)[inverse.reshape(-1)]
+        known = np.array([p is not None for p in parsed], bool)[inverse]
+        period = np.array([p[1] if p else 0 for p in parsed], np.int64)[inverse]
+        size = np.array([p[2] if p else 0 for p in parsed], np.int64)[inverse]
         # The task the answer went to (by its opaque), which is the head unless the cleaner took another.
         answered = self._request_of(self.response_opaque[r], self.response_has_opaque[r])
         created = np.where(answered >= 0, self.created[np.maximum(answered, 0)], _NONE)
