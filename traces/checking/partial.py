@@ -393,7 +393,8 @@ def replay_partial(header: TraceHeader, events: Iterable[Mapping[str, Any]], bud
     from traces.checking.witness import find_witness  # it builds on this module's search
 
     observed = list(events)  # the witness-first search goes back and forth over them; the reduction reads ahead
-    search = PartialReplay(header, budgets, Reduction(header.config, header.observation, observed) if reduce else None)
+    reduction = Reduction(header.config, header.observation, observed) if reduce else None
+    search = PartialReplay(header, budgets, reduction if reduction is not None and reduction.drops_anything else None)
     witness_first = PartialReplay(header, budgets)
     guided = find_witness(witness_first, observed)
     if isinstance(guided, PartialResult):

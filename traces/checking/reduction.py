@@ -65,7 +65,8 @@ from spec.config import BUSY_UPPER_BOUND_MS, BrokerConfig
 from spec.frozen import replace
 from spec.putlock import Holder
 from spec.state import BrokerState, Executor, IoThread, QueueElement, RequestTask, Worker
-from traces.format.records import Observation, responses_from_record
+from spec.remoting import DispatchCreatesTask
+from traces.format.records import LEVEL_KINDS, Observation, responses_from_record
 
 #: The remarks of the answers that report a task's wait, read from its createTimestamp.
 CLEANER_TAGS = ("[TIMEOUT_CLEAN_QUEUE]", "[PCBUSY_CLEAN_QUEUE]")
@@ -112,8 +113,15 @@ class Reduction:
     def __init__(self, config: BrokerConfig, level: Observation, events: Iterable[Mapping[str, Any]]) -> None:
         observed = list(events)
         self.symmetric = level is Observation.BLACK_BOX
-        self.free_stamps = never_cleaned(observed)
+        # Where the level shows the dispatch that stamps a task, the event's ts pins the stamp.
+        stamps_hidden = DispatchCreatesTask.__name__ not in LEVEL_KINDS[level]
+        self.free_stamps = never_cleaned(observed) if stamps_hidden else frozenset()
         self.free_lock_time = busy_unseen(config, observed)
+
+    @property
+    def drops_anything(self) -> bool:
+        """Whether any two states can fall in one class (else the search is better off without the keys)."""
+        return self.symmetric or bool(self.free_stamps) or self.free_lock_time
 
     def _free(self, task: RequestTask) -> bool:
         return task.request.id in self.free_stamps
