@@ -29,7 +29,10 @@ at any millisecond); at ``queues`` it stays small, but every event still costs t
 of every candidate (tens of spec steps an event). So the witness-first search of
 :mod:`traces.checking.witness` runs first, with a share of the budgets
 (``Budgets.witness_share``): it follows one run at a time, steered by the trace, and can only
-return a witness. When it finds none, this exhaustive search decides.
+return a witness. When it finds none, this exhaustive search decides, keeping only one
+representative of each class of states that the trace cannot tell apart
+(:mod:`traces.checking.reduction`: interchangeable threads at ``black-box``, stamps and lock
+times that only a cleaner's or a busy answer could reveal); its docstring says why no run is lost.
 
 Verdicts. *conformant* comes with a witness: the full run of the spec the search found, which
 :func:`witness_records` writes as a ``full`` trace that the ordinary replay accepts. *violation*
