@@ -12,8 +12,8 @@ drops a state only when a kept one **simulates** it: every step the dropped stat
 a run of this trace, the kept one can take too, with the same label (the same observed event,
 writing the same responses), reaching a state that again simulates the other's.
 
-Two relations, both checked from the spec's rules (and by ``tests/test_traces_reduction.py``,
-which runs the reduced and the unreduced search side by side):
+Three relations, checked from the spec's rules (``tests/test_traces_reduction.py`` runs the
+reduced and the unreduced search side by side, and executes the rules for the first two):
 
 *Symmetry* (``black-box`` only). Permuting the remoting threads, or the workers of one executor
 (renaming the put lock's holder alike), maps the spec's transition relation onto itself: every
@@ -49,6 +49,12 @@ still holds, for every run of the full search, a state that simulates the run's,
 that no kept candidate explains is one no candidate of the full search explains: *violation*
 stays exhaustive. The kept states are real states, each with the real run that reached it, so a
 *conformant* verdict's witness is still a run of the spec (the full replay checks it).
+
+*Later lock time* (only for a trace with no answer a busy store writes, no oneway request, and
+no ``ts`` 10^7 ms after start: :func:`busy_unseen`). No run of such a trace takes a step that
+needs ``isOSPageCacheBusy()`` (each writes a busy answer the trace lacks), and busy is monotone
+in the time the lock has been held below that bound: so a later ``beginTimeInLock`` (never
+busier) simulates an earlier one, all else equal.
 
 What it does not do. It does not cut interleavings whose states differ in anything else (which
 hidden step came first, when a worker took the lock: ``beginTimeInLock`` decides "busy"
