@@ -199,3 +199,25 @@ def test_requests_a_cleaner_answers_keep_their_stamps() -> None:
         {"kind": "Response", "ts": 9, "responses": [{"request_id": 71, "code": 2, "remark": "[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: 7ms, size of queue: 0"}]},
     ]
     assert never_cleaned(events) == frozenset({1})
+
+
+@pytest.mark.parametrize("workload,profile", [("slow-disk", "5.3.3"), ("slow-disk", "4.9.8"), ("faults", "5.3.3")])
+def test_a_store_busy_for_good_is_busy_alike_whenever_the_lock_was_taken(tmp_path: Path, workload: str, profile: str) -> None:
+    """Two states that differ only in a beginTimeInLock more than the timeout in the past take the
+    same steps, write the same and reach the same class (the relation "busy for good")."""
+    config, states = _states(tmp_path, workload, profile)
+    reduction = Reduction(config, Observation.QUEUES, [])
+    reduction.free_lock_time = False  # as in a trace that shows busy answers
+    assert reduction.busy_for_good
+    checked = 0
+    for s in states:
+        begin = s.lock.begin_time_in_lock
+        if begin == 0 or s.now - begin <= config.os_page_cache_busy_timeout_ms or begin - config.start_time_ms < 2:
+            continue
+        earlier = replace(s, lock=replace(s.lock, begin_time_in_lock=begin - 1 - (begin - config.start_time_ms) // 2))
+        assert reduction.key(earlier) == reduction.key(s)
+        mine = sorted((repr(a), repr(out), repr(reduction.key(t))) for a, t, out in successors(config, s, ARRIVALS))
+        theirs = sorted((repr(a), repr(out), repr(reduction.key(t))) for a, t, out in successors(config, earlier, ARRIVALS))
+        assert mine == theirs
+        checked += 1
+    assert checked > 5

@@ -56,6 +56,12 @@ needs ``isOSPageCacheBusy()`` (each writes a busy answer the trace lacks), and b
 in the time the lock has been held below that bound: so a later ``beginTimeInLock`` (never
 busier) simulates an earlier one, all else equal.
 
+*Busy for good* (both levels, when no ``ts`` is 10^7 ms after start). ``beginTimeInLock`` is
+read only by ``isOSPageCacheBusy()``: ``timeout < now - begin < 10^7``. Once a stamp is more than
+the timeout in the past it stays so, and the trace ends before the upper bound: two states that
+differ only in such stamps are busy at the same times for as long as the stamps stay, and the
+stamp leaves alike (reset or replaced by the same steps). They are equivalent, not only similar.
+
 What it does not do. It does not cut interleavings whose states differ in anything else (which
 hidden step came first, when a worker took the lock: ``beginTimeInLock`` decides "busy"
 both ways, so neither time dominates). Those are what the search still enumerates.
@@ -123,11 +129,14 @@ class Reduction:
         stamps_hidden = DispatchCreatesTask.__name__ not in LEVEL_KINDS[level]
         self.free_stamps = never_cleaned(observed) if stamps_hidden else frozenset()
         self.free_lock_time = busy_unseen(config, observed)
+        self.busy_timeout = config.os_page_cache_busy_timeout_ms
+        # Within the trace, no hold reaches isOSPageCacheBusy's upper bound, so a store busy now stays busy while the stamp stays.
+        self.busy_for_good = max((e["ts"] for e in observed), default=config.start_time_ms) - config.start_time_ms < BUSY_UPPER_BOUND_MS
 
     @property
     def drops_anything(self) -> bool:
         """Whether any two states can fall in one class (else the search is better off without the keys)."""
-        return self.symmetric or bool(self.free_stamps) or self.free_lock_time
+        return self.symmetric or bool(self.free_stamps) or self.free_lock_time or self.busy_for_good
 
     def _free(self, task: RequestTask) -> bool:
         return task.request.id in self.free_stamps
@@ -163,6 +172,8 @@ class Reduction:
         lock = s.lock if holder == s.lock.holder else replace(s.lock, holder=holder)
         if self.free_lock_time and lock.begin_time_in_lock != 0:
             lock = replace(lock, begin_time_in_lock=1)  # only "some": the time is in :meth:`stamps`
+        elif self.busy_for_good and lock.begin_time_in_lock != 0 and s.now - lock.begin_time_in_lock > self.busy_timeout:
+            lock = replace(lock, begin_time_in_lock=-1)  # busy now and from now on, whenever it began
         return replace(s, io_threads=io_threads, executors=tuple(executors), lock=lock)
 
     def stamps(self, s: BrokerState) -> tuple[int, ...]:
@@ -206,6 +217,11 @@ class Representatives:
             return False
         members.append((stamps, s))
         return True
+
+    def superseded(self, s: BrokerState) -> bool:
+        """Whether a state admitted after ``s`` simulates it (strictly later stamps, same key)."""
+        stamps = self.reduction.stamps(s)
+        return any(other != stamps and dominates(other, stamps) for other, _ in self.classes.get(self.reduction.key(s), ()))
 
     def kept(self) -> set[BrokerState]:
         """The admitted states that no other admitted state simulates."""
