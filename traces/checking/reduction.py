@@ -75,7 +75,7 @@ from typing import Any
 from spec.codes import PC_SYNCHRONIZED_REMARK, REJECT_REQUEST_REMARK
 from spec.config import BUSY_UPPER_BOUND_MS, BrokerConfig
 from spec.frozen import replace
-from spec.putlock import Holder
+from spec.putlock import Holder, PutLock
 from spec.state import BrokerState, Executor, IoThread, QueueElement, RequestTask, Worker
 from spec.remoting import DispatchCreatesTask
 from traces.format.records import LEVEL_KINDS, Observation, responses_from_record
@@ -156,6 +156,9 @@ class Reduction:
     def key(self, s: BrokerState) -> BrokerState:
         """``s`` with the free stamps erased and, at ``black-box``, its remoting threads and each
         executor's workers in a canonical order (by the request each holds; idle ones are alike)."""
+        if not self.symmetric and not self.free_stamps:  # at queues: only the lock's time (the rest costs time for nothing)
+            lock = self._lock_time(s, s.lock)
+            return s if lock is s.lock else replace(s, lock=lock)
         io_threads = tuple(self._io(io) for io in s.io_threads)
         holder: Holder | None = s.lock.holder
         executors: list[Executor] = []
@@ -170,23 +173,31 @@ class Reduction:
         if self.symmetric:
             io_threads = tuple(sorted(io_threads, key=lambda io: _held(io.request)))
         lock = s.lock if holder == s.lock.holder else replace(s.lock, holder=holder)
-        if self.free_lock_time and lock.begin_time_in_lock != 0:
-            lock = replace(lock, begin_time_in_lock=1)  # only "some": the time is in :meth:`stamps`
-        elif self.busy_for_good and lock.begin_time_in_lock != 0 and s.now - lock.begin_time_in_lock > self.busy_timeout:
-            lock = replace(lock, begin_time_in_lock=-1)  # busy now and from now on, whenever it began
-        return replace(s, io_threads=io_threads, executors=tuple(executors), lock=lock)
+        return replace(s, io_threads=io_threads, executors=tuple(executors), lock=self._lock_time(s, lock))
+
+    def _lock_time(self, s: BrokerState, lock: PutLock) -> PutLock:
+        """``lock`` with its beginTimeInLock as the key keeps it: "some" where a later one simulates
+        it (the time is in :meth:`stamps`), "busy for good" where any older one is alike."""
+        begin = lock.begin_time_in_lock
+        if begin == 0:
+            return lock
+        if self.free_lock_time:
+            return replace(lock, begin_time_in_lock=1)
+        if self.busy_for_good and s.now - begin > self.busy_timeout:
+            return replace(lock, begin_time_in_lock=-1)
+        return lock
 
     def stamps(self, s: BrokerState) -> tuple[int, ...]:
         """The free stamps of ``s``, in the order of their requests (the same requests for every
         state of one key, since the key keeps each task's request and place)."""
+        lock_time = (s.lock.begin_time_in_lock,) if self.free_lock_time and s.lock.begin_time_in_lock != 0 else ()
+        if not self.free_stamps:
+            return lock_time
         tasks = [io.task for io in s.io_threads if io.task is not None]
         for e in s.executors:
             tasks += [q for q in e.queue if isinstance(q, RequestTask)]
             tasks += [w.task for w in e.workers if w.task is not None]
-        free = tuple(t.create_timestamp for t in sorted(tasks, key=lambda t: t.request.id) if self._free(t))
-        if self.free_lock_time and s.lock.begin_time_in_lock != 0:
-            return free + (s.lock.begin_time_in_lock,)
-        return free
+        return tuple(t.create_timestamp for t in sorted(tasks, key=lambda t: t.request.id) if self._free(t)) + lock_time
 
 
 def _held(item: Any) -> int:
