@@ -62,9 +62,11 @@ the timeout in the past it stays so, and the trace ends before the upper bound: 
 differ only in such stamps are busy at the same times for as long as the stamps stay, and the
 stamp leaves alike (reset or replaced by the same steps). They are equivalent, not only similar.
 
-What it does not do. It does not cut interleavings whose states differ in anything else (which
-hidden step came first, when a worker took the lock: ``beginTimeInLock`` decides "busy"
-both ways, so neither time dominates). Those are what the search still enumerates.
+What it does not do. It does not cut interleavings whose states differ in anything else: which
+hidden step came first, and when a writer took the lock while that is less than the timeout ago
+in a trace that shows busy answers (then ``beginTimeInLock`` decides "busy" both ways: neither
+time simulates the other). Those are what the search still enumerates, and why the broken
+examples at ``black-box`` still run out of time after their first few events.
 """
 
 from __future__ import annotations
