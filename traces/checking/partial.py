@@ -50,8 +50,6 @@ lock, and the limiter's pool does not reject, unless the trace shows it (these a
 from __future__ import annotations
 
 import dataclasses
-import heapq
-import itertools
 import json
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -222,15 +220,11 @@ class PartialReplay:
         def admit(s: BrokerState) -> bool:
             return s not in seen and (kept is None or kept.admit(s))
 
-        # Earliest first: the states of one millisecond are all found before any is moved past it,
-        # so a state that a later-found one simulates is mostly dropped before it is expanded.
-        order = itertools.count()
-        work = [(s.now, next(order), s) for s in seen]
-        heapq.heapify(work)
+        work = list(seen)
         while work:
             if time.monotonic() > self.deadline:
                 raise OutOfBudget(f"time budget ({self.deadline_seconds:g} s) ran out")
-            s = heapq.heappop(work)[2]
+            s = work.pop()
             if kept is not None and kept.superseded(s):
                 continue  # a state admitted since simulates it, and is expanded instead
             node = seen[s]
@@ -239,7 +233,7 @@ class PartialReplay:
                 moved = True
                 if not written and admit(after):  # a hidden step that writes must be a Response event
                     seen[after] = Trail(node, a, after.now, ())
-                    heapq.heappush(work, (after.now, next(order), after))
+                    work.append(after)
             if s.now < ts:
                 target = s.now + 1
                 if not moved:
@@ -248,7 +242,7 @@ class PartialReplay:
                 taken = self.step(s, ClockAdvances(target - s.now))
                 if taken is not None and admit(taken[0]):
                     seen[taken[0]] = node
-                    heapq.heappush(work, (taken[0].now, next(order), taken[0]))
+                    work.append(taken[0])
             if len(seen) > self.budgets.candidates * 20:
                 raise OutOfBudget(f"candidates budget ({self.budgets.candidates} states) ran out while saturating")
         if kept is not None:
