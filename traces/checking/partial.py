@@ -29,7 +29,10 @@ at any millisecond); at ``queues`` it stays small, but every event still costs t
 of every candidate (tens of spec steps an event). So the witness-first search of
 :mod:`traces.checking.witness` runs first, with a share of the budgets
 (``Budgets.witness_share``): it follows one run at a time, steered by the trace, and can only
-return a witness. When it finds none, this exhaustive search decides.
+return a witness. When it finds none, this exhaustive search decides, keeping only one
+representative of each class of states that the trace cannot tell apart
+(:mod:`traces.checking.reduction`: interchangeable threads at ``black-box``, stamps and lock
+times that only a cleaner's or a busy answer could reveal); its docstring says why no run is lost.
 
 Verdicts. *conformant* comes with a witness: the full run of the spec the search found, which
 :func:`witness_records` writes as a ``full`` trace that the ordinary replay accepts. *violation*
@@ -66,6 +69,7 @@ from spec.state import BrokerState, FastFailurePhase, Response, initial_state, w
 from properties.steptable import describe_action
 from traces.checking.explain import not_enabled
 from traces.checking.layout import Layout, Piece, Unit, read_unit
+from traces.checking.reduction import Reduction, Representatives
 from traces.checking.replay import Divergence, ReplayResult
 from traces.checking.segments import result_from_json, result_json
 if TYPE_CHECKING:
@@ -137,7 +141,7 @@ class OutOfBudget(Exception):
 class PartialReplay:
     """The search over one trace (see the module docstring)."""
 
-    def __init__(self, header: TraceHeader, budgets: Budgets = Budgets()) -> None:
+    def __init__(self, header: TraceHeader, budgets: Budgets = Budgets(), reduction: Reduction | None = None) -> None:
         if header.observation is Observation.FULL:
             raise ValueError("the partial replay is for traces below 'full'; use the replay")
         self.header = header
@@ -156,6 +160,8 @@ class PartialReplay:
         self.step_limit = budgets.steps  # the current phase's share of the budgets
         self.deadline = time.monotonic() + budgets.seconds
         self.deadline_seconds = budgets.seconds  # what the current deadline allows, for the message
+        #: Which candidates the exhaustive search may drop (:mod:`traces.checking.reduction`); None: none.
+        self.reduction = reduction
 
     # -- the search ------------------------------------------------------------------------------
 
@@ -199,19 +205,33 @@ class PartialReplay:
             return s.fast_failure_next_run
         return None
 
+    def _representatives(self) -> Representatives | None:
+        return None if self.reduction is None else Representatives(self.reduction)
+
     def _saturate(self, ts: int) -> dict[BrokerState, Trail | None]:
-        """Every state reachable from the candidates by silent hidden steps and time, up to ``ts``."""
+        """Every state reachable from the candidates by silent hidden steps and time, up to ``ts``
+        (with a reduction, a set of them that simulates every such state)."""
         seen: dict[BrokerState, Trail | None] = dict(self.candidates)
+        kept = self._representatives()
+        if kept is not None:
+            for s in seen:
+                kept.admit(s)
+
+        def admit(s: BrokerState) -> bool:
+            return s not in seen and (kept is None or kept.admit(s))
+
         work = list(seen)
         while work:
             if time.monotonic() > self.deadline:
                 raise OutOfBudget(f"time budget ({self.deadline_seconds:g} s) ran out")
             s = work.pop()
+            if kept is not None and kept.superseded(s):
+                continue  # a state admitted since simulates it, and is expanded instead
             node = seen[s]
             moved = False
             for a, after, written in self.hidden_steps(s):
                 moved = True
-                if not written and after not in seen:  # a hidden step that writes must be a Response event
+                if not written and admit(after):  # a hidden step that writes must be a Response event
                     seen[after] = Trail(node, a, after.now, ())
                     work.append(after)
             if s.now < ts:
@@ -220,11 +240,13 @@ class PartialReplay:
                     due = self.clock_guard_due(s)
                     target = ts if due is None or due <= s.now else min(ts, due)
                 taken = self.step(s, ClockAdvances(target - s.now))
-                if taken is not None and taken[0] not in seen:
+                if taken is not None and admit(taken[0]):
                     seen[taken[0]] = node
                     work.append(taken[0])
             if len(seen) > self.budgets.candidates * 20:
                 raise OutOfBudget(f"candidates budget ({self.budgets.candidates} states) ran out while saturating")
+        if kept is not None:
+            return {s: seen[s] for s in kept.kept() if s.now == ts}
         return {s: n for s, n in seen.items() if s.now == ts}
 
     def _observed_actions(self, s: BrokerState, record: Mapping[str, Any]) -> Iterable[Action]:
@@ -269,12 +291,15 @@ class PartialReplay:
             self.number(record["request_id"], pool)
         expected = [(self.id_of.get(r.request_id), r.code, r.remark) for r in recorded]
         kept: dict[BrokerState, Trail | None] = {}
+        representatives = self._representatives()
         for s, node in pool.items():
             for a, after, written in self.explanations(s, record):
-                if written_as(written, expected) and after not in kept:
+                if written_as(written, expected) and after not in kept and (representatives is None or representatives.admit(after)):
                     kept[after] = Trail(node, a, ts, tuple(recorded))
             if len(kept) > self.budgets.candidates:
                 raise OutOfBudget(f"candidates budget ({self.budgets.candidates} states) ran out")
+        if representatives is not None:
+            return pool, {s: kept[s] for s in representatives.kept()}
         return pool, kept
 
     def number(self, opaque: int, pool: Mapping[BrokerState, object]) -> None:
@@ -365,23 +390,30 @@ def _summary(s: BrokerState, opaque_of: Mapping[int, int]) -> str:
     return f"now={s.now} lock={s.lock.holder} begin={s.lock.begin_time_in_lock} pool={len(s.available_buffers)} {heads}"
 
 
-def replay_partial(header: TraceHeader, events: Iterable[Mapping[str, Any]], budgets: Budgets = Budgets()) -> PartialResult:
+def replay_partial(header: TraceHeader, events: Iterable[Mapping[str, Any]], budgets: Budgets = Budgets(), reduce: bool = True) -> PartialResult:
     """Search one trace's events (in seq order) against its header: the witness-first search
-    first, then (if it found no run) the exhaustive one, within one budget."""
+    first, then (if it found no run) the exhaustive one, within one budget. ``reduce``: the
+    exhaustive search drops the states :mod:`traces.checking.reduction` allows (off only to
+    compare the two, in tests and measurements)."""
     from traces.checking.witness import find_witness  # it builds on this module's search
 
-    search = PartialReplay(header, budgets)
-
-    observed = list(events)  # the witness-first search goes back and forth over them
+    observed = list(events)  # the witness-first search goes back and forth over them; the reduction reads ahead
+    reduction = Reduction(header.config, header.observation, observed) if reduce else None
+    search = PartialReplay(header, budgets, reduction if reduction is not None and reduction.drops_anything else None)
     witness_first = PartialReplay(header, budgets)
     guided = find_witness(witness_first, observed)
     if isinstance(guided, PartialResult):
         return guided
     search.steps = witness_first.steps  # the budgets are the trace's, over both searches
-    result = next((r for r in map(search.feed, observed) if r is not None), None) or search.end()
+    result = decide(search, observed)
     if result.verdict == "inconclusive":
         return dataclasses.replace(result, detail=f"{result.detail}; before it, {guided}")
     return result
+
+
+def decide(search: PartialReplay, events: Iterable[Mapping[str, Any]]) -> PartialResult:
+    """The exhaustive search's verdict: every event fed in turn, until one decides the trace."""
+    return next((r for r in map(search.feed, events) if r is not None), None) or search.end()
 
 
 def witness_records(header: TraceHeader, result: PartialResult) -> Iterator[dict[str, Any]]:

@@ -1,0 +1,76 @@
+"""Measures the reduction of the exhaustive search (:mod:`traces.checking.reduction`): the
+reduced and the unreduced search side by side, on the same trace, in one process.
+
+``python -m traces.checking.reduction_survey --level queues --events 1000 --profiles 5.3.3``
+records each workload (the reference broker, seed 0), projects it, and runs the exhaustive
+search alone (no witness-first search) with and without the reduction, printing each one's
+verdict, spec steps per event, candidate sizes and time; ``--broken`` searches the broken
+examples instead. The figures in docs/trace-format.md ("The reduction") come from it. Timings
+are of one shared machine: compare the two columns of one run, not runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from traces.checking.partial import Budgets, PartialReplay, decide
+from traces.checking.reduction import Reduction
+from traces.format.project import project
+from traces.format.read import raw_records
+from traces.format.records import Observation, header_from_record
+from traces.recording.examples import EXAMPLES
+from traces.recording.record import WORKLOADS, record_workload
+
+
+def side_by_side(name: str, records: Sequence[dict[str, Any]], level: Observation, budgets: Budgets) -> str:
+    """One line: the exhaustive search of ``records`` projected to ``level``, unreduced then reduced."""
+    projected = list(project(records, level))
+    header, events = header_from_record(projected[0]), projected[1:]
+    line = f"{name:34} {len(events):5} events"
+    for reduce in (False, True):
+        reduction = Reduction(header.config, level, events) if reduce else None
+        started = time.monotonic()
+        result = decide(PartialReplay(header, budgets, reduction if reduction is not None and reduction.drops_anything else None), events)
+        seconds = time.monotonic() - started
+        where = f" at seq {result.detail.split()[1].rstrip(':')}" if result.verdict != "conformant" and result.detail.startswith("seq ") else ""
+        line += (
+            f" | {'reduced' if reduce else 'unreduced'}: {result.verdict}{where}, {result.steps:,} steps"
+            f" ({result.steps / max(result.events, 1):.0f}/event), states median {result.median_candidates:g} max {result.max_candidates}, {seconds:.2f} s"
+        )
+    return line
+
+
+def _traces(broken: bool, profiles: list[str], workloads: list[str], steps: int) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """(name, records) of each broken example, or of each workload recorded under each profile."""
+    if broken:
+        yield from ((path.stem.removeprefix("broken-"), [r for _, r in raw_records(path)]) for path in sorted(EXAMPLES.glob("broken-*.jsonl")))
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        for profile, workload in itertools.product(profiles, workloads):
+            out = Path(tmp) / f"{workload}-{profile}.jsonl"
+            record_workload(out, workload, profile, steps)
+            yield f"{workload} {profile}", [r for _, r in raw_records(out)]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m traces.checking.reduction_survey", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--level", choices=["queues", "black-box"], default="queues")
+    parser.add_argument("--events", type=int, default=1000, help="steps of each recording")
+    parser.add_argument("--profiles", default="5.3.3")
+    parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    parser.add_argument("--broken", action="store_true", help="search the broken examples instead of recordings")
+    parser.add_argument("--max-seconds", type=float, default=Budgets.seconds, help="for each of the two searches")
+    args = parser.parse_args(argv)
+    budgets = Budgets(seconds=args.max_seconds)
+    for name, records in _traces(args.broken, args.profiles.split(","), args.workloads.split(","), args.events):
+        print(side_by_side(name, records, Observation(args.level), budgets), flush=True)
+
+
+if __name__ == "__main__":
+    main()
