@@ -398,13 +398,15 @@ def replay_partial(header: TraceHeader, events: Iterable[Mapping[str, Any]], bud
     from traces.checking.witness import find_witness  # it builds on this module's search
 
     observed = list(events)  # the witness-first search goes back and forth over them; the reduction reads ahead
-    reduction = Reduction(header.config, header.observation, observed) if reduce else None
-    search = PartialReplay(header, budgets, reduction if reduction is not None and reduction.drops_anything else None)
+    started = time.monotonic()
     witness_first = PartialReplay(header, budgets)
     guided = find_witness(witness_first, observed)
     if isinstance(guided, PartialResult):
         return guided
+    reduction = Reduction(header.config, header.observation, observed) if reduce else None
+    search = PartialReplay(header, budgets, reduction if reduction is not None and reduction.drops_anything else None)
     search.steps = witness_first.steps  # the budgets are the trace's, over both searches
+    search.deadline = started + budgets.seconds
     result = decide(search, observed)
     if result.verdict == "inconclusive":
         return dataclasses.replace(result, detail=f"{result.detail}; before it, {guided}")
