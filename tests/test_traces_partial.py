@@ -123,6 +123,24 @@ def test_the_witness_first_search_finds_no_run_for_a_changed_answer_and_says_why
     assert all(s.name in unfound for s in STRATEGIES)
 
 
+def test_the_survey_counts_only_traces_whose_witness_the_full_replay_accepts(tmp_path: Path) -> None:
+    """The survey's tally (the figures in docs/trace-format.md) counts a trace as explained only
+    with a witness the full replay accepted, and its events, time and steps only then."""
+    from traces.checking.survey import Tally, survey
+
+    records = _recorded(tmp_path, "steady", "5.3.3", 300)
+    tally = Tally()
+    line = survey("steady 5.3.3", records, Observation.BLACK_BOX, BUDGETS, tally)
+    assert "conformant" in line and "witness accepted" in line
+    assert tally.traces == tally.explained == 1 and tally.events == sum(1 for r in project(records, Observation.BLACK_BOX)) - 1
+    assert tally.steps > 0 and tally.seconds > 0
+    i = _first_answered(records)
+    changed = [*records[:i], {**records[i], "responses": [_other_answer(records[i]["responses"][0])]}, *records[i + 1 :]]
+    survey("changed", changed, Observation.BLACK_BOX, Budgets(candidates=2_000, steps=200_000, seconds=3), tally)
+    assert tally.traces == 2 and tally.explained == 1
+    assert tally.line().startswith("1 of 2 conformant with an accepted witness")
+
+
 def test_a_cleaners_remark_gives_the_time_its_task_was_created() -> None:
     """"period in queue: 63ms" at ts 194 says the task was created at 131: the search creates it then."""
     from spec.codes import timeout_remark
