@@ -118,8 +118,8 @@ def test_the_focused_strategy_explains_what_following_the_trace_order_alone_does
 
     projected = list(project(_recorded(tmp_path, "pool-exhaustion", "4.3.2", 300), Observation.BLACK_BOX))
     header = header_from_record(projected[0])
-    # Bounded by steps, not time, so that which strategy finds it does not rest on the machine's speed:
-    # each strategy's first try has 1/32 of them (50,000).
+    # Bounded by steps, not time, so that which strategy finds it does not rest on the machine's speed
+    # (each strategy's first try is 32 spec steps an event: 2,592 here).
     budgets = Budgets(candidates=5_000, steps=1_600_000, seconds=600, witness_share=1.0)
     found = find_witness(PartialReplay(header, budgets), projected[1:])
     assert isinstance(found, PartialResult) and found.search == "witness-first search (focused)"
