@@ -164,6 +164,7 @@ class _Search:
         self.strategy = strategy
         self.creation_times = sorted(set(answers.created_at.values()))
         self.searched: dict[int, int] = {}  # events explained -> nodes searched with that many
+        self.deepest = 0  # the most events a node it searched explains
         self.searched_all = False  # whether it tried every child it tries without finding a run
 
     def run(self) -> PartialResult | str:
@@ -173,7 +174,6 @@ class _Search:
             return replay.end()  # the initial state explains a trace with no event
         visited: set[tuple[BrokerState, int]] = {(root, 0)}
         frames: list[Iterator[tuple[BrokerState, int, Trail | None]]] = [self._children(root, trail, 0)]
-        deepest = 0
         try:
             while frames:
                 found = next(frames[-1], None)
@@ -192,12 +192,12 @@ class _Search:
                 self.searched[k] = self.searched.get(k, 0) + 1
                 if len(visited) > replay.budgets.candidates * 20:
                     raise OutOfBudget(f"candidates budget ({replay.budgets.candidates * 20} states searched) ran out")
-                deepest = max(deepest, k)
+                self.deepest = max(self.deepest, k)
                 frames.append(self._children(s, trail, k))
         except OutOfBudget as e:
-            return f"{self.strategy.name}: stopped at seq {events[deepest]['seq']} ({e})"
+            return f"{self.strategy.name}: stopped at seq {events[self.deepest]['seq']} ({e})"
         self.searched_all = True
-        return f"{self.strategy.name}: no run found (as far as seq {events[deepest]['seq']})"
+        return f"{self.strategy.name}: no run found (as far as seq {events[self.deepest]['seq']})"
 
     def _children(self, s: BrokerState, trail: Trail | None, k: int) -> Iterator[tuple[BrokerState, int, Trail | None]]:
         """The children of a node, in the order they are tried (see the module docstring)."""
@@ -350,7 +350,7 @@ def find_witness(replay: PartialReplay, events: Sequence[Mapping[str, Any]]) -> 
     answers = _Answers.read(replay.config, events)
     steps_end = replay.steps + int(budgets.steps * budgets.witness_share)
     deadline = time.monotonic() + budgets.seconds * budgets.witness_share
-    stopped: dict[Strategy, str] = {}
+    stopped: dict[Strategy, tuple[int, str]] = {}  # each strategy's furthest try: events explained, why it stopped
     tried = list(STRATEGIES)
     for first in (True, False):
         for left, strategy in zip(range(len(tried), 0, -1), list(tried)):
@@ -362,10 +362,11 @@ def find_witness(replay: PartialReplay, events: Sequence[Mapping[str, Any]]) -> 
             found = search.run()
             if isinstance(found, PartialResult):
                 return dataclasses.replace(found, search=f"witness-first search ({strategy.name})")
-            stopped[strategy] = found
+            if search.deepest >= stopped.get(strategy, (-1, ""))[0]:
+                stopped[strategy] = (search.deepest, found)  # a second try cut short must not hide how far the first got
             if search.searched_all:
                 tried.remove(strategy)
-    return "the witness-first search found no run (" + "; ".join(stopped.values()) + ")"
+    return "the witness-first search found no run (" + "; ".join(why for _, why in stopped.values()) + ")"
 
 
 #: The first round's try of each strategy, in spec steps an event: the survey's runs took 1–10.
