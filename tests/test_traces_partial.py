@@ -92,6 +92,9 @@ BLACK_BOX_EXPLAINED = [
     ("pool-exhaustion", "4.9.8", 300),
     ("every-code", "5.3.3", 300),
     ("retry-storm-limited", "5.3.3", 1000),
+    ("pool-exhaustion", "4.3.2", 300),
+    ("every-code", "4.3.2", 300),
+    ("slow-disk", "4.3.2", 300),
 ]
 #: Generous in time (a test's machine is shared), so that the outcome rests on the search alone.
 BLACK_BOX_BUDGETS = Budgets(candidates=5_000, steps=5_000_000, seconds=240, witness_share=0.5)
@@ -104,6 +107,24 @@ def test_a_recorded_trace_projected_to_black_box_is_conformant_with_a_witness(tm
     assert result.verdict == "conformant", result.detail
     assert result.events == len(projected) - 1 and result.search.startswith("witness-first search")
     _witness_follows_the_spec(projected, result)
+
+
+def test_the_focused_strategy_explains_what_following_the_trace_order_alone_does_not(tmp_path: Path) -> None:
+    """Before an answer only the answered request's executor moves, before an arrival only the
+    remoting threads: pool exhaustion under 4.3.2 at black-box, where the admin requests answered
+    late multiply the states the trace-order strategy searches, is explained at once."""
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import STRATEGIES, find_witness
+
+    projected = list(project(_recorded(tmp_path, "pool-exhaustion", "4.3.2", 300), Observation.BLACK_BOX))
+    header = header_from_record(projected[0])
+    # Bounded by steps, not time, so that which strategy finds it does not rest on the machine's speed
+    # (each strategy's first try is 32 spec steps an event: 2,592 here).
+    budgets = Budgets(candidates=5_000, steps=1_600_000, seconds=600, witness_share=1.0)
+    found = find_witness(PartialReplay(header, budgets), projected[1:])
+    assert isinstance(found, PartialResult) and found.search == "witness-first search (focused)"
+    _witness_follows_the_spec(projected, found)
+    assert STRATEGIES[0].name == "trace order" and not STRATEGIES[0].focused  # it ran first and found none
 
 
 def test_the_witness_first_search_finds_no_run_for_a_changed_answer_and_says_why(tmp_path: Path) -> None:
@@ -121,6 +142,24 @@ def test_the_witness_first_search_finds_no_run_for_a_changed_answer_and_says_why
     unfound = find_witness(PartialReplay(header, Budgets(candidates=5_000, steps=2_000_000, seconds=8)), projected[1:])
     assert isinstance(unfound, str) and unfound.startswith("the witness-first search found no run")
     assert all(s.name in unfound for s in STRATEGIES)
+
+
+def test_the_survey_counts_only_traces_whose_witness_the_full_replay_accepts(tmp_path: Path) -> None:
+    """The survey's tally (the figures in docs/trace-format.md) counts a trace as explained only
+    with a witness the full replay accepted, and its events, time and steps only then."""
+    from traces.checking.survey import Tally, survey
+
+    records = _recorded(tmp_path, "steady", "5.3.3", 300)
+    tally = Tally()
+    line = survey("steady 5.3.3", records, Observation.BLACK_BOX, BUDGETS, tally)
+    assert "conformant" in line and "witness accepted" in line
+    assert tally.traces == tally.explained == 1 and tally.events == sum(1 for r in project(records, Observation.BLACK_BOX)) - 1
+    assert tally.steps > 0 and tally.seconds > 0
+    i = _first_answered(records)
+    changed = [*records[:i], {**records[i], "responses": [_other_answer(records[i]["responses"][0])]}, *records[i + 1 :]]
+    survey("changed", changed, Observation.BLACK_BOX, Budgets(candidates=2_000, steps=200_000, seconds=3), tally)
+    assert tally.traces == 2 and tally.explained == 1
+    assert tally.line().startswith("1 of 2 conformant with an accepted witness")
 
 
 def test_a_cleaners_remark_gives_the_time_its_task_was_created() -> None:

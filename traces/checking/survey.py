@@ -14,6 +14,7 @@ import argparse
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,14 +37,41 @@ def witness_accepted(projected: Sequence[dict[str, Any]], result: PartialResult)
     return replayed.divergence.kind == "claim broken" and set(replayed.divergence.observed.split(", ")) <= known_defects(header.config.profile)
 
 
-def survey(name: str, records: Sequence[dict[str, Any]], level: Observation, budgets: Budgets) -> str:
-    """One line: the search of ``records`` projected to ``level``."""
+@dataclass
+class Tally:
+    """What the searched traces add up to: how many were conformant with an accepted witness, and
+    the events, time and spec steps of those."""
+
+    traces: int = 0
+    explained: int = 0
+    events: int = 0
+    seconds: float = 0.0
+    steps: int = 0
+
+    def line(self) -> str:
+        rate = self.events / max(self.seconds, 1e-9)
+        per_event = self.steps / max(self.events, 1)
+        return (
+            f"{self.explained} of {self.traces} conformant with an accepted witness; over those, {self.events:,} events"
+            f" in {self.seconds:.2f} s: {rate:,.0f} events/s, {per_event:,.0f} spec steps an event"
+        )
+
+
+def survey(name: str, records: Sequence[dict[str, Any]], level: Observation, budgets: Budgets, tally: Tally) -> str:
+    """One line: the search of ``records`` projected to ``level`` (added to ``tally``)."""
     projected = list(project(records, level))
     started = time.monotonic()
     result = replay_partial(header_from_record(projected[0]), projected[1:], budgets)
     seconds = time.monotonic() - started
     events = len(projected) - 1
-    checked = "" if result.verdict != "conformant" else "; witness accepted" if witness_accepted(projected, result) else "; WITNESS REFUSED"
+    accepted = result.verdict == "conformant" and witness_accepted(projected, result)
+    checked = "" if result.verdict != "conformant" else "; witness accepted" if accepted else "; WITNESS REFUSED"
+    tally.traces += 1
+    if accepted:
+        tally.explained += 1
+        tally.events += events
+        tally.seconds += seconds
+        tally.steps += result.steps
     why = f"; {result.detail[:200]}" if result.verdict != "conformant" else ""
     return (
         f"{name:34} {events:6} events  {result.verdict:12} {seconds:7.2f} s {events / max(seconds, 1e-9):9.0f} events/s"
@@ -59,19 +87,22 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
     parser.add_argument("--broken", action="store_true", help="search the broken examples instead of recordings")
     parser.add_argument("--max-seconds", type=float, default=Budgets.seconds)
+    parser.add_argument("--witness-share", type=float, default=Budgets.witness_share, help="of the budget, what the witness-first search may use first (1: it alone)")
     args = parser.parse_args(argv)
     level = Observation(args.level)
-    budgets = Budgets(seconds=args.max_seconds)
+    budgets = Budgets(seconds=args.max_seconds, witness_share=args.witness_share)
+    tally = Tally()
     if args.broken:
         for path in sorted(EXAMPLES.glob("broken-*.jsonl")):
-            print(survey(path.stem.removeprefix("broken-"), [r for _, r in raw_records(path)], level, budgets), flush=True)
-        return
-    with tempfile.TemporaryDirectory() as tmp:
-        for profile in args.profiles.split(","):
-            for workload in args.workloads.split(","):
-                out = Path(tmp) / f"{workload}-{profile}.jsonl"
-                record_workload(out, workload, profile, args.events)
-                print(survey(f"{workload} {profile}", [r for _, r in raw_records(out)], level, budgets), flush=True)
+            print(survey(path.stem.removeprefix("broken-"), [r for _, r in raw_records(path)], level, budgets, tally), flush=True)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            for profile in args.profiles.split(","):
+                for workload in args.workloads.split(","):
+                    out = Path(tmp) / f"{workload}-{profile}.jsonl"
+                    record_workload(out, workload, profile, args.events)
+                    print(survey(f"{workload} {profile}", [r for _, r in raw_records(out)], level, budgets, tally), flush=True)
+    print(tally.line())
 
 
 if __name__ == "__main__":

@@ -21,11 +21,15 @@ follows one run instead, and lets the trace steer it:
   which a task that a cleaner later takes from the head has more tasks behind it than the
   cleaner's remark counts ("size of queue: 5"): none of them can leave first, so no run goes on
   from there. Such a task joins its queue as late as it can.
-- A :class:`Strategy` may add two guesses: before an answer of flow control, the steps that load
+- A :class:`Strategy` may add guesses: before an answer of flow control, the steps that load
   the broker (the put path, the queueing) come before time moves on, since such an answer needs
-  a lock held long or a queue filled early; and tasks reach an executor in the order its workers
-  answer them. Each guess is right for most traces and wrong for some, so the search tries a
-  portfolio of strategies in turn, each with a share of the budget.
+  a lock held long or a queue filled early; tasks reach an executor in the order its workers
+  answer them; and, *focused*, before an answer only the threads of the executor that runs the
+  answered request move (its remoting threads' dispatch, its workers, the commit service for
+  sends), before an arrival only the remoting threads, so that the progress of requests answered much later (an admin queue, a remoting
+  thread between arrivals) does not multiply the states searched after an early wrong choice.
+  Each guess is right for most traces and wrong for some, so the search tries a portfolio of
+  strategies in turn, each with a share of the budget.
 
 Soundness. The search only ever takes steps whose guard holds, from the spec's initial state, and
 matches every observed event with the responses it recorded: the path it returns *is* a run of
@@ -44,7 +48,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from spec.actors import Action, FastFailureStep, IoThreadStep, WorkerStep
+from spec.actors import Action, CommitServiceStep, FastFailureStep, IoThreadStep, WorkerStep
 from spec.codes import CLEAN_QUEUE_PATTERN
 from spec.config import BrokerConfig
 from spec.environment import ClockAdvances
@@ -101,14 +105,15 @@ class Strategy:
     loads_early: bool  # before an answer of flow control, load the broker before time moves on
     queue_order: bool  # tasks reach an executor in the order its workers answer them
     any_executor: bool = False  # ... and the executors in the order the trace answers them all
+    focused: bool = False  # before an answer only its executor's threads move, before an arrival only the remoting threads
 
 
 #: Tried in turn, each with an equal share of the witness-first budget.
 STRATEGIES = (
     Strategy("trace order", loads_early=True, queue_order=True),
-    Strategy("load early", loads_early=True, queue_order=False),
+    Strategy("focused", loads_early=True, queue_order=True, focused=True),
+    Strategy("focused lazy", loads_early=False, queue_order=False, focused=True),
     Strategy("answer order", loads_early=True, queue_order=True, any_executor=True),
-    Strategy("lazy", loads_early=False, queue_order=False),
 )
 
 
@@ -126,14 +131,14 @@ class _Answers:
     created_at: dict[int, int] = field(default_factory=dict)  # its task's creation time, where a cleaner's remark gives it
     behind: dict[int, int] = field(default_factory=dict)  # how many tasks were behind it in its queue when a cleaner took it
     by_workers: dict[ExecutorName, list[tuple[int, int]]] = field(default_factory=dict)  # executor -> (event, opaque) its workers answer, in order
+    executor: dict[int, ExecutorName | None] = field(default_factory=dict)  # the executor each request is routed to
 
     @staticmethod
     def read(config: BrokerConfig, events: Sequence[Mapping[str, Any]]) -> _Answers:
         answers = _Answers()
-        routed: dict[int, ExecutorName | None] = {}
         for i, record in enumerate(events):
             if record["kind"] == RequestArrives.__name__:
-                routed[record["request_id"]] = route(config, record["code"])
+                answers.executor[record["request_id"]] = route(config, record["code"])
             for r in responses_from_record(record):
                 if r.request_id in answers.at:
                     continue
@@ -143,7 +148,7 @@ class _Answers:
                 if cleaned is not None:
                     answers.created_at[r.request_id] = record["ts"] - int(cleaned.group(2))
                     answers.behind[r.request_id] = int(cleaned.group(3))  # the remark's size is after removal
-                executor = routed.get(r.request_id)
+                executor = answers.executor.get(r.request_id)
                 if answers.tag[r.request_id] not in _PAST_THE_WRITER and executor is not None:
                     answers.by_workers.setdefault(executor, []).append((i, r.request_id))
         return answers
@@ -159,6 +164,7 @@ class _Search:
         self.strategy = strategy
         self.creation_times = sorted(set(answers.created_at.values()))
         self.searched: dict[int, int] = {}  # events explained -> nodes searched with that many
+        self.deepest = 0  # the most events a node it searched explains
         self.searched_all = False  # whether it tried every child it tries without finding a run
 
     def run(self) -> PartialResult | str:
@@ -168,7 +174,6 @@ class _Search:
             return replay.end()  # the initial state explains a trace with no event
         visited: set[tuple[BrokerState, int]] = {(root, 0)}
         frames: list[Iterator[tuple[BrokerState, int, Trail | None]]] = [self._children(root, trail, 0)]
-        deepest = 0
         try:
             while frames:
                 found = next(frames[-1], None)
@@ -187,12 +192,12 @@ class _Search:
                 self.searched[k] = self.searched.get(k, 0) + 1
                 if len(visited) > replay.budgets.candidates * 20:
                     raise OutOfBudget(f"candidates budget ({replay.budgets.candidates * 20} states searched) ran out")
-                deepest = max(deepest, k)
+                self.deepest = max(self.deepest, k)
                 frames.append(self._children(s, trail, k))
         except OutOfBudget as e:
-            return f"{self.strategy.name}: stopped at seq {events[deepest]['seq']} ({e})"
+            return f"{self.strategy.name}: stopped at seq {events[self.deepest]['seq']} ({e})"
         self.searched_all = True
-        return f"{self.strategy.name}: no run found (as far as seq {events[deepest]['seq']})"
+        return f"{self.strategy.name}: no run found (as far as seq {events[self.deepest]['seq']})"
 
     def _children(self, s: BrokerState, trail: Trail | None, k: int) -> Iterator[tuple[BrokerState, int, Trail | None]]:
         """The children of a node, in the order they are tried (see the module docstring)."""
@@ -235,8 +240,28 @@ class _Search:
                 taken = replay.step(s, ClockAdvances(target - s.now))
                 if taken is not None:
                     yield taken[0], k, trail
+        if self.strategy.focused:
+            later = [(a, after) for a, after in later if self._on_the_way(s, a, record)]
         for a, after in later:
             yield after, k, Trail(trail, a, after.now, ())
+
+    def _on_the_way(self, s: BrokerState, a: Action, record: Mapping[str, Any]) -> bool:
+        """Whether a hidden step can bear on the next event: before an arrival, a remoting
+        thread's (the arrival needs an idle one); before an answer, a step of the executor that
+        runs the answered request (its queue, its workers, its remoting threads' dispatch) and,
+        for the send executor, the commit service's (the pool). Other threads' progress cannot
+        enable or disable the event, so it waits until the trace needs it."""
+        if record["kind"] == RequestArrives.__name__:
+            return isinstance(a, IoThreadStep)
+        executors = {self.answers.executor.get(r.request_id) for r in responses_from_record(record)}
+        if isinstance(a, IoThreadStep):
+            request = s.io_threads[a.io_thread].request
+            return request is not None and route(self.replay.config, request.code) in executors
+        if isinstance(a, WorkerStep):
+            return a.executor in executors
+        if isinstance(a, CommitServiceStep):
+            return ExecutorName.SEND in executors
+        return True
 
     def _too_many_behind(self, s: BrokerState) -> bool:
         """Whether a task that a cleaner later takes from the head of its queue has more tasks
@@ -325,7 +350,7 @@ def find_witness(replay: PartialReplay, events: Sequence[Mapping[str, Any]]) -> 
     answers = _Answers.read(replay.config, events)
     steps_end = replay.steps + int(budgets.steps * budgets.witness_share)
     deadline = time.monotonic() + budgets.seconds * budgets.witness_share
-    stopped: dict[Strategy, str] = {}
+    stopped: dict[Strategy, tuple[int, str]] = {}  # each strategy's furthest try: events explained, why it stopped
     tried = list(STRATEGIES)
     for first in (True, False):
         for left, strategy in zip(range(len(tried), 0, -1), list(tried)):
@@ -337,10 +362,11 @@ def find_witness(replay: PartialReplay, events: Sequence[Mapping[str, Any]]) -> 
             found = search.run()
             if isinstance(found, PartialResult):
                 return dataclasses.replace(found, search=f"witness-first search ({strategy.name})")
-            stopped[strategy] = found
+            if search.deepest >= stopped.get(strategy, (-1, ""))[0]:
+                stopped[strategy] = (search.deepest, found)  # a second try cut short must not hide how far the first got
             if search.searched_all:
                 tried.remove(strategy)
-    return "the witness-first search found no run (" + "; ".join(stopped.values()) + ")"
+    return "the witness-first search found no run (" + "; ".join(why for _, why in stopped.values()) + ")"
 
 
 #: The first round's try of each strategy, in spec steps an event: the survey's runs took 1–10.
