@@ -96,7 +96,7 @@ def compiled() -> Path:
 
 
 def test_the_build_compiles_the_spec_and_the_replayer(compiled: Path) -> None:
-    assert {"spec/machine.py", "traces/checking/replay.py", "traces/checking/partial.py", "traces/checking/witness.py"} <= set(COMPILED)
+    assert {"spec/machine.py", "traces/checking/replay.py", "traces/checking/partial.py", "traces/checking/witness.py", "traces/checking/reduction.py"} <= set(COMPILED)
     for name in COMPILED:
         extensions = list((compiled / name).parent.glob(Path(name).stem + ".cpython-*.so"))
         assert len(extensions) == 1, f"no compiled module for {name} in {compiled}"

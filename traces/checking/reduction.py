@@ -236,12 +236,13 @@ class Representatives:
         stamps = self.reduction.stamps(s)
         return any(other != stamps and dominates(other, stamps) for other, _ in self.classes.get(self.reduction.key(s), ()))
 
-    def kept(self) -> set[BrokerState]:
-        """The admitted states that no other admitted state simulates."""
-        out: set[BrokerState] = set()
-        for members in self.classes.values():
-            for i, (stamps, s) in enumerate(members):
-                if not any(j != i and dominates(other, stamps) and other != stamps for j, (other, _) in enumerate(members)):
-                    out.add(s)
-        return out
+    def kept(self) -> list[BrokerState]:
+        """The admitted states that no other admitted state simulates, in the order they were
+        admitted (so a violation's explanation lists the same candidates on every run)."""
+        return [
+            s
+            for members in self.classes.values()
+            for i, (stamps, s) in enumerate(members)
+            if not any(j != i and dominates(other, stamps) and other != stamps for j, (other, _) in enumerate(members))
+        ]
 
