@@ -11,21 +11,15 @@ are of one shared machine: compare the two columns of one run, not runs.
 
 from __future__ import annotations
 
-import argparse
-import itertools
-import tempfile
 import time
-from collections.abc import Iterator, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from traces.checking.partial import Budgets, PartialReplay, decide
 from traces.checking.reduction import Reduction
 from traces.format.project import project
-from traces.format.read import raw_records
 from traces.format.records import Observation, header_from_record
-from traces.recording.examples import EXAMPLES
-from traces.recording.record import WORKLOADS, record_workload
+from traces.checking.survey import arguments, traces_surveyed
 
 
 def side_by_side(name: str, records: Sequence[dict[str, Any]], level: Observation, budgets: Budgets) -> str:
@@ -46,29 +40,10 @@ def side_by_side(name: str, records: Sequence[dict[str, Any]], level: Observatio
     return line
 
 
-def _traces(broken: bool, profiles: list[str], workloads: list[str], steps: int) -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    """(name, records) of each broken example, or of each workload recorded under each profile."""
-    if broken:
-        yield from ((path.stem.removeprefix("broken-"), [r for _, r in raw_records(path)]) for path in sorted(EXAMPLES.glob("broken-*.jsonl")))
-        return
-    with tempfile.TemporaryDirectory() as tmp:
-        for profile, workload in itertools.product(profiles, workloads):
-            out = Path(tmp) / f"{workload}-{profile}.jsonl"
-            record_workload(out, workload, profile, steps)
-            yield f"{workload} {profile}", [r for _, r in raw_records(out)]
-
-
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m traces.checking.reduction_survey", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--level", choices=["queues", "black-box"], default="queues")
-    parser.add_argument("--events", type=int, default=1000, help="steps of each recording")
-    parser.add_argument("--profiles", default="5.3.3")
-    parser.add_argument("--workloads", default=",".join(WORKLOADS))
-    parser.add_argument("--broken", action="store_true", help="search the broken examples instead of recordings")
-    parser.add_argument("--max-seconds", type=float, default=Budgets.seconds, help="for each of the two searches")
-    args = parser.parse_args(argv)
+    args = arguments("python -m traces.checking.reduction_survey", __doc__, "queues", 1000, "5.3.3").parse_args(argv)
     budgets = Budgets(seconds=args.max_seconds)
-    for name, records in _traces(args.broken, args.profiles.split(","), args.workloads.split(","), args.events):
+    for name, records in traces_surveyed(args.broken, args.profiles.split(","), args.workloads.split(","), args.events):
         print(side_by_side(name, records, Observation(args.level), budgets), flush=True)
 
 

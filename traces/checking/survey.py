@@ -11,9 +11,10 @@ machine: compare them side by side in one run; speed goals live in ``make bench`
 from __future__ import annotations
 
 import argparse
+import itertools
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,29 +80,40 @@ def survey(name: str, records: Sequence[dict[str, Any]], level: Observation, bud
     )
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m traces.checking.survey", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--level", choices=["queues", "black-box"], default="black-box")
-    parser.add_argument("--events", type=int, default=300, help="steps of each recording")
-    parser.add_argument("--profiles", default="4.3.2,4.9.8,5.3.3")
+def traces_surveyed(broken: bool, profiles: Sequence[str], workloads: Sequence[str], steps: int) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """(name, records) of each broken example, or of each workload recorded under each profile
+    (the reference broker, seed 0; each recording lives until the next is asked for)."""
+    if broken:
+        yield from ((path.stem.removeprefix("broken-"), [r for _, r in raw_records(path)]) for path in sorted(EXAMPLES.glob("broken-*.jsonl")))
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        for profile, workload in itertools.product(profiles, workloads):
+            out = Path(tmp) / f"{workload}-{profile}.jsonl"
+            record_workload(out, workload, profile, steps)
+            yield f"{workload} {profile}", [r for _, r in raw_records(out)]
+
+
+def arguments(prog: str, doc: str, level: str, events: int, profiles: str) -> argparse.ArgumentParser:
+    """The options both surveys take, with their defaults: which traces, at which level, and the time budget."""
+    parser = argparse.ArgumentParser(prog=prog, description=doc.split("\n\n")[0])
+    parser.add_argument("--level", choices=["queues", "black-box"], default=level)
+    parser.add_argument("--events", type=int, default=events, help="steps of each recording")
+    parser.add_argument("--profiles", default=profiles)
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
     parser.add_argument("--broken", action="store_true", help="search the broken examples instead of recordings")
-    parser.add_argument("--max-seconds", type=float, default=Budgets.seconds)
+    parser.add_argument("--max-seconds", type=float, default=Budgets.seconds, help="a trace (for each search, where there are two)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = arguments("python -m traces.checking.survey", __doc__, "black-box", 300, "4.3.2,4.9.8,5.3.3")
     parser.add_argument("--witness-share", type=float, default=Budgets.witness_share, help="of the budget, what the witness-first search may use first (1: it alone)")
     args = parser.parse_args(argv)
     level = Observation(args.level)
     budgets = Budgets(seconds=args.max_seconds, witness_share=args.witness_share)
     tally = Tally()
-    if args.broken:
-        for path in sorted(EXAMPLES.glob("broken-*.jsonl")):
-            print(survey(path.stem.removeprefix("broken-"), [r for _, r in raw_records(path)], level, budgets, tally), flush=True)
-    else:
-        with tempfile.TemporaryDirectory() as tmp:
-            for profile in args.profiles.split(","):
-                for workload in args.workloads.split(","):
-                    out = Path(tmp) / f"{workload}-{profile}.jsonl"
-                    record_workload(out, workload, profile, args.events)
-                    print(survey(f"{workload} {profile}", [r for _, r in raw_records(out)], level, budgets, tally), flush=True)
+    for name, records in traces_surveyed(args.broken, args.profiles.split(","), args.workloads.split(","), args.events):
+        print(survey(name, records, level, budgets, tally), flush=True)
     print(tally.line())
 
 
