@@ -235,3 +235,20 @@ def test_a_buffer_returned_before_its_file_is_full_is_flagged() -> None:
     del events[second_append]  # the first file is one message short of full when its buffer comes back
     finding = _scan(header, events).findings["buffers_conserved_and_returned_only_at_full_commit"]
     assert finding.sample[-1][0] == returned and "a buffer returned while no file is committed to its size" in finding.sample[-1][1]
+
+
+def test_a_commit_with_nothing_to_commit_is_flagged_at_its_event() -> None:
+    header, events = _example("conformant-pool-exhaustion.jsonl")
+    commit = next(e for e in events if e["kind"] == "CommitServiceCommits")
+    events.insert(0, {**commit, "ts": events[0]["ts"]})  # before the first file: nothing written to commit
+    finding = _scan(header, events).findings["buffers_conserved_and_returned_only_at_full_commit"]
+    assert finding.sample[0] == (1, "a commit with nothing to commit")
+
+
+def test_an_append_to_a_full_file_changes_nothing_and_the_walk_goes_on() -> None:
+    header, events = _example("conformant-pool-exhaustion.jsonl")
+    before = _scan(header, events).findings["buffers_conserved_and_returned_only_at_full_commit"]
+    second_append = [i for i, e in enumerate(events) if e["kind"] == "WorkerAppendsAndUnlocks"][1]
+    events.insert(second_append + 1, events[second_append])  # the first file (size 2) is full already
+    after = _scan(header, events).findings["buffers_conserved_and_returned_only_at_full_commit"]
+    assert (before.violations, after.violations, after.checked) == (0, 0, before.checked)
