@@ -358,3 +358,21 @@ def test_a_request_answered_twice_is_named_with_its_oneway_flag() -> None:
         sample = scan_trace(header, events_table(numbered))["each_request_is_answered_exactly_once"].sample
         code = events[request]["code"]
         assert (request + 1, f"opaque {opaque} (code {code}, oneway {said}) got 2 responses") in sample
+
+
+def test_a_wrong_answer_names_its_request_even_at_the_traces_first_event_and_a_stray_one_names_none() -> None:
+    header, events = _example("conformant-5.3.3.jsonl")
+    answer = _index(events, lambda e: e["kind"] == "WorkerProcessesRequest" and bool(e["responses"]))
+    opaque = events[answer]["responses"][0]["request_id"]
+    request = _index(events, lambda e: e["kind"] == "RequestArrives" and e["request_id"] == opaque)
+    del events[:request]  # the answered request is row 0
+    answer -= request
+    events[0] = {**events[0], "oneway": True}
+    wrong = {**events[answer]["responses"][0], "code": 12345}
+    events[answer] = {**events[answer], "responses": [wrong]}
+    events.append({**events[answer], "responses": [{**wrong, "request_id": 999999}]})  # to a request that never arrived
+    numbered = [{**e, "seq": i} for i, e in enumerate(events, 1)]
+    sample = scan_trace(header, events_table(numbered))[RESPONSES].sample
+    code, remark = events[0]["code"], wrong["remark"]
+    assert sample == [(answer + 1, f"opaque {opaque} (code {code}, oneway True): answered code 12345 remark {remark}"),
+                      (len(events), f"opaque 999999 (code ?, oneway False): answered code 12345 remark {remark}")]
