@@ -252,3 +252,10 @@ def test_an_append_to_a_full_file_changes_nothing_and_the_walk_goes_on() -> None
     events.insert(second_append + 1, events[second_append])  # the first file (size 2) is full already
     after = _scan(header, events).findings["buffers_conserved_and_returned_only_at_full_commit"]
     assert (before.violations, after.violations, after.checked) == (0, 0, before.checked)
+
+
+def test_a_foreign_element_dropped_by_fast_failure_leaves_the_send_queue() -> None:
+    header, events = _example("faults-5.3.3.jsonl")
+    drop = next(i for i, e in enumerate(events) if e["kind"] == "FastFailureDropsForeignElement")
+    depth = _scan(header, events).depth["send"]
+    assert (depth[drop - 1], depth[drop]) == (1, 0)
