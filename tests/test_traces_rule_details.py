@@ -259,3 +259,12 @@ def test_a_foreign_element_dropped_by_fast_failure_leaves_the_send_queue() -> No
     drop = next(i for i, e in enumerate(events) if e["kind"] == "FastFailureDropsForeignElement")
     depth = _scan(header, events).depth["send"]
     assert (depth[drop - 1], depth[drop]) == (1, 0)
+
+
+def test_an_admission_the_bucket_would_throttle_is_flagged_and_says_so() -> None:
+    header, events = _example("conformant-retry-storm-limited.jsonl")
+    throttled = next(i for i, e in enumerate(events) if e["kind"] == "RateLimitHandlerThrottles")
+    events[throttled] = {**events[throttled], "kind": "RateLimitHandlerAdmits"}
+    sample = _scan(header, events).findings["limiter_decisions_as_the_bucket_says"].sample
+    seq, detail = sample[0]
+    assert seq == throttled + 1 and detail.endswith(f" at ts {events[throttled]['ts']}: the bucket throttles, the trace RateLimitHandlerAdmits")
