@@ -268,3 +268,11 @@ def test_an_admission_the_bucket_would_throttle_is_flagged_and_says_so() -> None
     sample = _scan(header, events).findings["limiter_decisions_as_the_bucket_says"].sample
     seq, detail = sample[0]
     assert seq == throttled + 1 and detail.endswith(f" at ts {events[throttled]['ts']}: the bucket throttles, the trace RateLimitHandlerAdmits")
+
+
+def test_a_topic_with_a_single_limiter_decision_is_judged_by_its_bucket() -> None:
+    header, events = _example("conformant-retry-storm-limited.jsonl")
+    decision = next(i for i, e in enumerate(events) if e["kind"].startswith("RateLimitHandler"))
+    request = next(e for e in events[:decision] if e["kind"] == "RequestArrives" and e["io_thread"] == events[decision]["io_thread"])
+    finding = _scan(header, [request, events[decision]]).findings["limiter_decisions_as_the_bucket_says"]
+    assert (finding.checked, finding.violations) == (1, 0)
