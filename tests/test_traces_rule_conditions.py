@@ -278,3 +278,101 @@ def test_the_busy_answers_are_not_judged_at_black_box_where_the_lock_is_not_seen
     assert [e["kind"] for e in blind[1:]] == ["RequestArrives", "Response"]
     finding = scan_trace(header_from_record(blind[0]), events_table(blind[1:]))["pcbusy_only_while_busy"]
     assert (finding.checked, finding.violations) == (0, 0)
+
+
+def _reused_opaque(after_answer: bool) -> tuple[TraceHeader, list[Event], int]:
+    """conformant-5.3.3 with a second arrival of an answered request's opaque, inserted just before or
+    just after that answer; and the index of the answer."""
+    header, events = _example("conformant-5.3.3.jsonl")
+    answer = _index(events, lambda e: e["kind"] == "WorkerProcessesRequest" and bool(e["responses"]))
+    opaque = events[answer]["responses"][0]["request_id"]
+    request = events[_index(events, lambda e: e["kind"] == "RequestArrives" and e["request_id"] == opaque)]
+    if after_answer:
+        events.insert(answer + 1, {**request, "ts": events[answer]["ts"]})
+    else:
+        events.insert(answer, {**request, "ts": events[answer]["ts"]})
+        answer += 1
+    return header, events, answer
+
+
+def test_an_answer_is_matched_with_every_arrival_of_its_opaque_and_one_arriving_after_it_is_flagged() -> None:
+    header, events, answer = _reused_opaque(after_answer=True)
+    assert all(answer + 1 in seqs for seqs in _flagged(header, events, "no_response_before_its_request"))
+
+
+def test_an_answer_after_every_arrival_of_its_opaque_is_not_flagged() -> None:
+    header, events, answer = _reused_opaque(after_answer=False)
+    assert all(answer + 1 not in seqs for seqs in _flagged(header, events, "no_response_before_its_request"))
+
+
+def test_an_answer_before_a_later_arrival_of_its_opaque_names_that_arrival() -> None:
+    header, events, answer = _reused_opaque(after_answer=True)
+    numbered = [{**e, "seq": i} for i, e in enumerate(events, 1)]
+    sample = scan_trace(header, events_table(numbered))["no_response_before_its_request"].sample
+    opaque = events[answer]["responses"][0]["request_id"]
+    assert sample == [(answer + 1, f"response to opaque {opaque} at seq {answer + 1}; its request arrived at seq {answer + 2}")]
+
+
+def test_an_answer_carried_by_its_own_requests_arrival_is_flagged() -> None:
+    header, events = _example("conformant-5.3.3.jsonl")
+    answer = _index(events, lambda e: e["kind"] == "WorkerProcessesRequest" and bool(e["responses"]))
+    opaque = events[answer]["responses"][0]["request_id"]
+    request = _index(events, lambda e: e["kind"] == "RequestArrives" and e["request_id"] == opaque)
+    events[request] = {**events[request], "responses": events[answer]["responses"]}
+    events[answer] = {**events[answer], "responses": []}
+    assert all(request + 1 in seqs for seqs in _flagged(header, events, "no_response_before_its_request"))
+
+
+def test_answers_in_traces_of_two_arrivals_one_or_none_are_matched_with_their_own() -> None:
+    header, events = _example("conformant-5.3.3.jsonl")
+    answer = _index(events, lambda e: e["kind"] == "WorkerProcessesRequest" and bool(e["responses"]))
+    opaque = events[answer]["responses"][0]["request_id"]
+    request = _index(events, lambda e: e["kind"] == "RequestArrives" and e["request_id"] == opaque)
+    arrives, answers = events[request], events[answer]
+    stranger = {**answers, "responses": [{**answers["responses"][0], "request_id": opaque + 1000}]}
+    cases = [
+        ([arrives, answers], set()),  # one arrival, answered after it
+        ([arrives, answers, stranger], {3}),  # and an answer to an opaque above it that never arrived
+        ([answers], {1}),  # no arrival at all
+        ([arrives, stranger, {**arrives, "request_id": opaque + 1000}], {2}),  # the last arrival (highest opaque) came too late
+    ]
+    for trace, flagged in cases:
+        assert all(seqs == flagged for seqs in _flagged(header, trace, "no_response_before_its_request")), trace
+
+
+def _answered_twice(oneway: bool | None) -> tuple[TraceHeader, list[Event], int, int]:
+    """conformant-5.3.3 with its first answered request marked ``oneway`` and answered a second time."""
+    header, events = _example("conformant-5.3.3.jsonl")
+    answer = _index(events, lambda e: e["kind"] == "WorkerProcessesRequest" and bool(e["responses"]))
+    opaque = events[answer]["responses"][0]["request_id"]
+    request = _index(events, lambda e: e["kind"] == "RequestArrives" and e["request_id"] == opaque)
+    events[request] = {**events[request], "oneway": oneway}
+    events.insert(answer + 1, events[answer])
+    return header, events, request, opaque
+
+
+def test_a_request_answered_twice_is_named_with_its_oneway_flag() -> None:
+    for oneway, said in ((True, "true"), (None, "none"), (False, "false")):
+        header, events, request, opaque = _answered_twice(oneway)
+        numbered = [{**e, "seq": i} for i, e in enumerate(events, 1)]
+        sample = scan_trace(header, events_table(numbered))["each_request_is_answered_exactly_once"].sample
+        code = events[request]["code"]
+        assert (request + 1, f"opaque {opaque} (code {code}, oneway {said}) got 2 responses") in sample
+
+
+def test_a_wrong_answer_names_its_request_even_at_the_traces_first_event_and_a_stray_one_names_none() -> None:
+    header, events = _example("conformant-5.3.3.jsonl")
+    answer = _index(events, lambda e: e["kind"] == "WorkerProcessesRequest" and bool(e["responses"]))
+    opaque = events[answer]["responses"][0]["request_id"]
+    request = _index(events, lambda e: e["kind"] == "RequestArrives" and e["request_id"] == opaque)
+    del events[:request]  # the answered request is row 0
+    answer -= request
+    events[0] = {**events[0], "oneway": True}
+    wrong = {**events[answer]["responses"][0], "code": 12345}
+    events[answer] = {**events[answer], "responses": [wrong]}
+    events.append({**events[answer], "responses": [{**wrong, "request_id": 999999}]})  # to a request that never arrived
+    numbered = [{**e, "seq": i} for i, e in enumerate(events, 1)]
+    sample = scan_trace(header, events_table(numbered))[RESPONSES].sample
+    code, remark = events[0]["code"], wrong["remark"]
+    assert sample == [(answer + 1, f"opaque {opaque} (code {code}, oneway True): answered code 12345 remark {remark}"),
+                      (len(events), f"opaque 999999 (code ?, oneway False): answered code 12345 remark {remark}")]

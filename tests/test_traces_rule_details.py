@@ -235,3 +235,44 @@ def test_a_buffer_returned_before_its_file_is_full_is_flagged() -> None:
     del events[second_append]  # the first file is one message short of full when its buffer comes back
     finding = _scan(header, events).findings["buffers_conserved_and_returned_only_at_full_commit"]
     assert finding.sample[-1][0] == returned and "a buffer returned while no file is committed to its size" in finding.sample[-1][1]
+
+
+def test_a_commit_with_nothing_to_commit_is_flagged_at_its_event() -> None:
+    header, events = _example("conformant-pool-exhaustion.jsonl")
+    commit = next(e for e in events if e["kind"] == "CommitServiceCommits")
+    events.insert(0, {**commit, "ts": events[0]["ts"]})  # before the first file: nothing written to commit
+    finding = _scan(header, events).findings["buffers_conserved_and_returned_only_at_full_commit"]
+    assert finding.sample[0] == (1, "a commit with nothing to commit")
+
+
+def test_an_append_to_a_full_file_changes_nothing_and_the_walk_goes_on() -> None:
+    header, events = _example("conformant-pool-exhaustion.jsonl")
+    before = _scan(header, events).findings["buffers_conserved_and_returned_only_at_full_commit"]
+    second_append = [i for i, e in enumerate(events) if e["kind"] == "WorkerAppendsAndUnlocks"][1]
+    events.insert(second_append + 1, events[second_append])  # the first file (size 2) is full already
+    after = _scan(header, events).findings["buffers_conserved_and_returned_only_at_full_commit"]
+    assert (before.violations, after.violations, after.checked) == (0, 0, before.checked)
+
+
+def test_a_foreign_element_dropped_by_fast_failure_leaves_the_send_queue() -> None:
+    header, events = _example("faults-5.3.3.jsonl")
+    drop = next(i for i, e in enumerate(events) if e["kind"] == "FastFailureDropsForeignElement")
+    depth = _scan(header, events).depth["send"]
+    assert (depth[drop - 1], depth[drop]) == (1, 0)
+
+
+def test_an_admission_the_bucket_would_throttle_is_flagged_and_says_so() -> None:
+    header, events = _example("conformant-retry-storm-limited.jsonl")
+    throttled = next(i for i, e in enumerate(events) if e["kind"] == "RateLimitHandlerThrottles")
+    events[throttled] = {**events[throttled], "kind": "RateLimitHandlerAdmits"}
+    sample = _scan(header, events).findings["limiter_decisions_as_the_bucket_says"].sample
+    seq, detail = sample[0]
+    assert seq == throttled + 1 and detail.endswith(f" at ts {events[throttled]['ts']}: the bucket throttles, the trace RateLimitHandlerAdmits")
+
+
+def test_a_topic_with_a_single_limiter_decision_is_judged_by_its_bucket() -> None:
+    header, events = _example("conformant-retry-storm-limited.jsonl")
+    decision = next(i for i, e in enumerate(events) if e["kind"].startswith("RateLimitHandler"))
+    request = next(e for e in events[:decision] if e["kind"] == "RequestArrives" and e["io_thread"] == events[decision]["io_thread"])
+    finding = _scan(header, [request, events[decision]]).findings["limiter_decisions_as_the_bucket_says"]
+    assert (finding.checked, finding.violations) == (1, 0)
