@@ -160,8 +160,9 @@ class PartialReplay:
         self.step_limit = budgets.steps  # the current phase's share of the budgets
         self.deadline = time.monotonic() + budgets.seconds
         self.deadline_seconds = budgets.seconds  # what the current deadline allows, for the message
-        #: Which candidates the exhaustive search may drop (:mod:`traces.checking.reduction`); None: none.
-        self.reduction = reduction
+        #: Which candidates the exhaustive search may drop (:mod:`traces.checking.reduction`); None:
+        #: none (also for a reduction that can put no two states in one class: its keys would cost time for nothing).
+        self.reduction = reduction if reduction is not None and reduction.drops_anything else None
 
     # -- the search ------------------------------------------------------------------------------
 
@@ -404,7 +405,7 @@ def replay_partial(header: TraceHeader, events: Iterable[Mapping[str, Any]], bud
     if isinstance(guided, PartialResult):
         return guided
     reduction = Reduction(header.config, header.observation, observed) if reduce else None
-    search = PartialReplay(header, budgets, reduction if reduction is not None and reduction.drops_anything else None)
+    search = PartialReplay(header, budgets, reduction)
     search.steps = witness_first.steps  # the budgets are the trace's, over both searches
     search.deadline = started + budgets.seconds
     result = decide(search, observed)

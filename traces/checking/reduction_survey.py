@@ -30,7 +30,7 @@ def side_by_side(name: str, records: Sequence[dict[str, Any]], level: Observatio
     for reduce in (False, True):
         reduction = Reduction(header.config, level, events) if reduce else None
         started = time.monotonic()
-        result = decide(PartialReplay(header, budgets, reduction if reduction is not None and reduction.drops_anything else None), events)
+        result = decide(PartialReplay(header, budgets, reduction), events)
         seconds = time.monotonic() - started
         where = f" at seq {result.detail.split()[1].rstrip(':')}" if result.verdict != "conformant" and result.detail.startswith("seq ") else ""
         line += (
