@@ -114,8 +114,10 @@ def rate_limit_remark(resource: str, need_wait_micros: int) -> str:
     return f"[RateLimit] for {resource} need wait:{need_wait_micros}microsecs"
 
 
+#: The tags that open the fast-failure cleaners' remarks: phase 1's (page cache busy), then phase 2's (queue wait).
+CLEAN_QUEUE_TAGS = ("[PCBUSY_CLEAN_QUEUE]", "[TIMEOUT_CLEAN_QUEUE]")
 #: The tags that open the flow-control answers' remarks. Only the code paths the spec models write them.
-FLOW_CONTROL_TAGS = ("[REJECTREQUEST]", "[OVERLOAD]", "[PC_SYNCHRONIZED]", "[PCBUSY_CLEAN_QUEUE]", "[TIMEOUT_CLEAN_QUEUE]", "[RateLimit]")
+FLOW_CONTROL_TAGS = ("[REJECTREQUEST]", "[OVERLOAD]", "[PC_SYNCHRONIZED]", *CLEAN_QUEUE_TAGS, "[RateLimit]")
 
 
 def is_flow_control_remark(remark: str | None) -> bool:

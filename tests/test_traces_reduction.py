@@ -12,13 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from spec.codes import CLEAN_QUEUE_TAGS
 from spec.config import BrokerConfig
 from spec.frozen import replace
 from spec.machine import Environment, RequestTemplate, successors
 from spec.state import BrokerState, RequestTask
 from spec.invariants import known_defects
 from traces.checking.partial import Budgets, PartialReplay, PartialResult, decide, witness_records
-from traces.checking.reduction import CLEANER_TAGS, Reduction, Representatives, never_cleaned
+from traces.checking.reduction import Reduction, Representatives, never_cleaned
 from traces.checking.replay import replay_records
 from traces.format.project import project
 from traces.format.read import raw_records
@@ -181,7 +182,7 @@ def test_a_later_stamp_simulates_an_earlier_one(tmp_path: Path, workload: str, p
             later = _later(s, free, ms)
             theirs = {a: (t, out) for a, t, out in successors(config, later, ARRIVALS)}
             for a, t, out in successors(config, s, ARRIVALS):
-                if any(r.remark and any(tag in r.remark for tag in CLEANER_TAGS) for r in out.responses):
+                if any(r.remark and any(tag in r.remark for tag in CLEAN_QUEUE_TAGS) for r in out.responses):
                     continue
                 assert a in theirs, (a, s)
                 t2, out2 = theirs[a]

@@ -74,17 +74,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from spec.codes import PC_SYNCHRONIZED_REMARK, REJECT_REQUEST_REMARK
+from spec.codes import CLEAN_QUEUE_TAGS, PC_SYNCHRONIZED_REMARK, REJECT_REQUEST_REMARK
 from spec.config import BUSY_UPPER_BOUND_MS, BrokerConfig
 from spec.frozen import replace
 from spec.putlock import Holder, PutLock
 from spec.state import BrokerState, Executor, IoThread, QueueElement, RequestTask, Worker
 from spec.remoting import DispatchCreatesTask
 from traces.format.records import LEVEL_KINDS, Observation, responses_from_record
-
-#: The remarks of the answers that report a task's wait, read from its createTimestamp.
-CLEANER_TAGS = ("[TIMEOUT_CLEAN_QUEUE]", "[PCBUSY_CLEAN_QUEUE]")
-
 
 def never_cleaned(events: Iterable[Mapping[str, Any]]) -> frozenset[int]:
     """The spec's ids of the requests that no event of the trace answers with a cleaner's remark.
@@ -99,7 +95,7 @@ def never_cleaned(events: Iterable[Mapping[str, Any]]) -> frozenset[int]:
         if e["kind"] == "RequestArrives":
             arrivals.append(e["request_id"])
         for r in responses_from_record(e):
-            if r.remark is not None and any(tag in r.remark for tag in CLEANER_TAGS):
+            if r.remark is not None and any(tag in r.remark for tag in CLEAN_QUEUE_TAGS):
                 cleaned.add(r.request_id)
     return frozenset(i for i, opaque in enumerate(arrivals, start=1) if opaque not in cleaned)
 
@@ -110,7 +106,7 @@ def busy_unseen(config: BrokerConfig, events: Iterable[Mapping[str, Any]]) -> bo
     ``[PC_SYNCHRONIZED]``, a send-back's busy status, ``[PCBUSY_CLEAN_QUEUE]``), no oneway request
     (whose busy answers may be silent), and the whole trace within ``isOSPageCacheBusy``'s upper
     bound of 10^7 ms after start (past it a longer hold is no longer busy)."""
-    remarks = (REJECT_REQUEST_REMARK, PC_SYNCHRONIZED_REMARK, config.profile.page_cache_busy_status, CLEANER_TAGS[1])
+    remarks = (REJECT_REQUEST_REMARK, PC_SYNCHRONIZED_REMARK, config.profile.page_cache_busy_status, CLEAN_QUEUE_TAGS[0])
     last = config.start_time_ms
     for e in events:
         last = max(last, e["ts"])

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spec.actors import Action, CommitServiceStep, FastFailureStep, IoThreadStep, WorkerStep
-from spec.codes import CLEAN_QUEUE_PATTERN
+from spec.codes import CLEAN_QUEUE_PATTERN, CLEAN_QUEUE_TAGS
 from spec.config import BrokerConfig
 from spec.environment import ClockAdvances
 from spec.profiles import ExecutorName
@@ -80,7 +80,6 @@ _PAST_THE_WRITER: dict[str, frozenset[type[Action]]] = {
     "[PCBUSY_CLEAN_QUEUE]": frozenset({WorkerTakesTask}),
     "[TIMEOUT_CLEAN_QUEUE]": frozenset({WorkerTakesTask}),
 }
-_CLEANED = ("[PCBUSY_CLEAN_QUEUE]", "[TIMEOUT_CLEAN_QUEUE]")
 
 _PUT_PATH: frozenset[type[Action]] = frozenset(
     {DispatchCreatesTask, DispatchStartsWorker, DispatchQueuesTask, WorkerTakesTask, WorkerPassesPutCheck, WorkerAcquiresPutLock}
@@ -292,7 +291,7 @@ class _Search:
         answered = answers.at.get(opaque, _NEVER)
         if type(a) in _PAST_THE_WRITER.get(answers.tag.get(opaque, ""), ()):
             return None
-        if isinstance(a, DispatchQueuesTask) and answers.tag.get(opaque) in _CLEANED and answered > k:
+        if isinstance(a, DispatchQueuesTask) and answers.tag.get(opaque) in CLEAN_QUEUE_TAGS and answered > k:
             return _NEVER - 1  # a task a cleaner answers waits at the head: it joins the queue as late as it can
         if self.strategy.queue_order and isinstance(a, (DispatchQueuesTask, DispatchStartsWorker)):
             if self._out_of_order(s, a, request, answered, k):
@@ -313,7 +312,7 @@ class _Search:
                 other = self.replay.opaque_of.get(io.request.id, -1)
                 if self.answers.at.get(other, _NEVER) < answered and self.answers.tag.get(other) not in _PAST_THE_WRITER:
                     return True
-        if isinstance(a, DispatchQueuesTask) and self.answers.tag.get(self.replay.opaque_of.get(request, -1)) in _CLEANED:
+        if isinstance(a, DispatchQueuesTask) and self.answers.tag.get(self.replay.opaque_of.get(request, -1)) in CLEAN_QUEUE_TAGS:
             send = s.executor(ExecutorName.SEND)
             ahead = {w.task.request.id for w in send.workers if w.task is not None}
             ahead |= {t.request.id for t in send.queue if isinstance(t, RequestTask)}
