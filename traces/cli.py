@@ -49,13 +49,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     check.add_argument("--junit-xml", type=Path, metavar="FILE", help="write JUnit XML: a test case per trace, a failure per violated rule")
     check.add_argument("--no-replay", action="store_true", help="run the rules only")
     check.add_argument("--witness", type=Path, metavar="DIR", help="write, for each conformant trace below 'full', the spec run that explains it, as a full trace")
-    check.add_argument("--max-candidates", type=int, default=Budgets.candidates, help="partial replay: candidate states kept after an event (default %(default)s)")
-    check.add_argument("--max-steps", type=int, default=Budgets.steps, help="partial replay: spec steps tried per trace (default %(default)s)")
-    check.add_argument("--max-seconds", type=float, default=Budgets.seconds, help="partial replay: seconds per trace (default %(default)s)")
+    check.add_argument("--max-candidates", type=int, default=Budgets().candidates, help="partial replay: candidate states kept after an event (default %(default)s)")
+    check.add_argument("--max-steps", type=int, default=Budgets().steps, help="partial replay: spec steps tried per trace (default %(default)s)")
+    check.add_argument("--max-seconds", type=float, default=Budgets().seconds, help="partial replay: seconds per trace (default %(default)s)")
     check.add_argument(
         "--witness-share",
         type=_share,
-        default=Budgets.witness_share,
+        default=Budgets().witness_share,
         help="partial replay: the share of each budget the witness-first search may use before the exhaustive one (default %(default)s)",
     )
     check.set_defaults(func=run_check_command)

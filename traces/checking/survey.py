@@ -101,13 +101,13 @@ def arguments(prog: str, doc: str, level: str, events: int, profiles: str) -> ar
     parser.add_argument("--profiles", default=profiles)
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
     parser.add_argument("--broken", action="store_true", help="search the broken examples instead of recordings")
-    parser.add_argument("--max-seconds", type=float, default=Budgets.seconds, help="a trace (for each search, where there are two)")
+    parser.add_argument("--max-seconds", type=float, default=Budgets().seconds, help="a trace (for each search, where there are two)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = arguments("python -m traces.checking.survey", __doc__, "black-box", 300, "4.3.2,4.9.8,5.3.3")
-    parser.add_argument("--witness-share", type=float, default=Budgets.witness_share, help="of the budget, what the witness-first search may use first (1: it alone)")
+    parser.add_argument("--witness-share", type=float, default=Budgets().witness_share, help="of the budget, what the witness-first search may use first (1: it alone)")
     args = parser.parse_args(argv)
     level = Observation(args.level)
     budgets = Budgets(seconds=args.max_seconds, witness_share=args.witness_share)
