@@ -69,6 +69,7 @@ from spec.state import BrokerState, FastFailurePhase, Response, initial_state, w
 from properties.steptable import describe_action
 from traces.checking.explain import not_enabled
 from traces.checking.layout import Layout, Piece, Unit, read_unit
+from traces.checking.necessary import Impossible, first_impossible
 from traces.checking.reduction import Reduction, Representatives
 from traces.checking.replay import Divergence, ReplayResult
 from traces.checking.segments import result_from_json, result_json
@@ -399,19 +400,38 @@ def replay_partial(header: TraceHeader, events: Iterable[Mapping[str, Any]], bud
     from traces.checking.witness import find_witness  # it builds on this module's search
 
     observed = list(events)  # the witness-first search goes back and forth over them; the reduction reads ahead
+    impossible = first_impossible(header.config, _HIDDEN_ENV, observed)
     started = time.monotonic()
     witness_first = PartialReplay(header, budgets)
-    guided = find_witness(witness_first, observed)
-    if isinstance(guided, PartialResult):
-        return guided
+    guided: PartialResult | str = "the witness-first search was not run (no run explains the trace)"
+    if impossible is None:
+        guided = find_witness(witness_first, observed)
+        if isinstance(guided, PartialResult):
+            return guided
+    else:  # no run explains the trace; the exhaustive search looks for an earlier event no run explains
+        observed = observed[: impossible.index + 1]
     reduction = Reduction(header.config, header.observation, observed) if reduce else None
     search = PartialReplay(header, budgets, reduction)
     search.steps = witness_first.steps  # the budgets are the trace's, over both searches
     search.deadline = started + budgets.seconds
     result = decide(search, observed)
-    if result.verdict == "inconclusive":
-        return dataclasses.replace(result, detail=f"{result.detail}; before it, {guided}")
-    return result
+    if result.verdict == "conformant" and impossible is not None:
+        raise RuntimeError(f"a checker defect: a run of the spec explains seq {impossible.seq}, which traces.checking.necessary rules out")
+    if result.verdict != "inconclusive":
+        return result
+    detail = f"{result.detail}; before it, {guided}"
+    if impossible is not None:
+        detail = f"{_impossible(impossible, observed[-1])}; the exhaustive search found no earlier such event before it stopped: {result.detail}"
+        return dataclasses.replace(result, verdict="violation", detail=detail)
+    return dataclasses.replace(result, detail=detail)
+
+
+def _impossible(impossible: Impossible, record: Mapping[str, Any]) -> str:
+    """A violation found without search: what the event needed that no run of the spec gives."""
+    return (
+        f"seq {impossible.seq} ts {record['ts']}: no run of the spec explains it, read off the arrivals and answers"
+        f" alone ({impossible.claim}): {impossible.detail}"
+    )
 
 
 def decide(search: PartialReplay, events: Iterable[Mapping[str, Any]]) -> PartialResult:

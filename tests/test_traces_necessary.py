@@ -1,0 +1,206 @@
+"""What the wire alone rules out (traces/checking/necessary.py): each condition flags the event that
+breaks it and nothing else, no run of the reference broker breaks any, and a trace that breaks one
+is a violation of the partial replay without a search of its whole length."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spec.codes import OVERLOAD_REMARK, PC_SYNCHRONIZED_REMARK, REJECT_REQUEST_REMARK, RequestCode, ResponseCode, pcbusy_remark, timeout_remark
+from spec.config import BrokerConfig
+from spec.machine import Environment
+from spec.profiles import ExecutorName
+from traces.checking.necessary import first_impossible
+from traces.checking.partial import Budgets, replay_partial
+from traces.checking.replay import replay_records
+from traces.format.project import project
+from traces.format.read import raw_records
+from traces.format.records import Observation, header_from_record
+from traces.recording.examples import EXAMPLES
+from traces.recording.record import WORKLOADS, record_workload
+
+QUIET = Environment(requests=(), max_requests=0, clock_steps=(), max_elapsed_ms=0, exceptions_in_lock=True)
+SEND, ADMIN = RequestCode.SEND_MESSAGE, RequestCode.GET_BROKER_RUNTIME_INFO
+
+
+def _config(profile: str = "5.3.3", **changes: Any) -> BrokerConfig:
+    """The config of the bundled 5.3.3 example (send queue capacity 16, send wait 50 ms, busy after 20 ms), changed."""
+    (_, first), *_ = raw_records(EXAMPLES / f"conformant-{profile}.jsonl")
+    return dataclasses.replace(header_from_record(first).config, **changes)
+
+
+def _arrive(ts: int, opaque: int, code: int = SEND) -> dict[str, Any]:
+    return {"kind": "RequestArrives", "ts": ts, "request_id": opaque, "code": code, "oneway": False, "topic": "TopicTest"}
+
+
+def _answer(ts: int, opaque: int, remark: str | None, code: int = ResponseCode.SYSTEM_BUSY) -> dict[str, Any]:
+    return {"kind": "Response", "ts": ts, "responses": [{"request_id": opaque, "code": int(code), "remark": remark}]}
+
+
+def _flagged(config: BrokerConfig, events: list[dict[str, Any]], environment: Environment = QUIET) -> tuple[int, str] | None:
+    numbered = [{**e, "seq": i} for i, e in enumerate(events, 1)]
+    found = first_impossible(config, environment, numbered)
+    return None if found is None else (found.seq, found.claim)
+
+
+# -- a busy store -----------------------------------------------------------------------------------
+
+
+def test_a_busy_answer_needs_a_writer_that_arrived_more_than_the_timeout_before_and_is_unanswered() -> None:
+    config = _config(os_page_cache_busy_timeout_ms=20)
+    busy = ("PC_SYNC", ResponseCode.SYSTEM_BUSY)
+    events = [_arrive(1, 1), _arrive(21, 2), _answer(22, 2, PC_SYNCHRONIZED_REMARK, busy[1])]
+    assert _flagged(config, events) is None  # request 1 may have stamped at ts 1: 22 - 1 > 20
+    late = [_arrive(2, 1), _arrive(21, 2), _answer(22, 2, PC_SYNCHRONIZED_REMARK, busy[1])]
+    assert _flagged(config, late) == (3, "responses_carry_the_profile_code_and_remark")  # 22 - 2 = 20 is not more than 20
+    answered = [_arrive(1, 1), _answer(5, 1, None, ResponseCode.SUCCESS), _arrive(21, 2), _answer(22, 2, PC_SYNCHRONIZED_REMARK, busy[1])]
+    assert _flagged(config, answered) == (4, "responses_carry_the_profile_code_and_remark")
+    not_a_writer = [_arrive(1, 1, ADMIN), _arrive(21, 2), _answer(22, 2, PC_SYNCHRONIZED_REMARK, busy[1])]
+    assert _flagged(config, not_a_writer) == (3, "responses_carry_the_profile_code_and_remark")
+
+
+def test_a_writer_that_threw_inside_the_lock_keeps_the_store_busy_only_where_finally_does_not_reset() -> None:
+    events = [_arrive(1, 1), _answer(5, 1, "boom", ResponseCode.SYSTEM_ERROR), _arrive(30, 2), _answer(30, 2, REJECT_REQUEST_REMARK)]
+    assert _flagged(_config("5.3.3"), events) is None  # 5.3.3 leaves beginTimeInLock stuck
+    assert _flagged(_config("4.9.8"), events) == (4, "reject_request_answers_only_while_busy_or_deficient")  # 4.9.8 resets it in finally
+
+
+def test_rejectrequest_needs_busy_only_while_the_pool_cannot_run_dry() -> None:
+    events = [_arrive(1, 1), _answer(1, 1, REJECT_REQUEST_REMARK)]
+    assert _flagged(_config(), events) == (2, "reject_request_answers_only_while_busy_or_deficient")
+    pooled = _config(transient_store_pool_enable=True)
+    assert pooled.pool_enabled
+    assert _flagged(pooled, events) is None
+
+
+def test_a_page_cache_busy_drain_needs_a_busy_store_whatever_the_request() -> None:
+    events = [_arrive(1, 1, ADMIN), _answer(15, 1, pcbusy_remark(3, 0))]
+    assert _flagged(_config(), events) == (2, "pcbusy_answers_only_while_busy")
+
+
+# -- a cleaner's remark -----------------------------------------------------------------------------
+
+
+def test_a_timeout_remarks_period_lies_between_the_queue_wait_and_the_time_since_arrival() -> None:
+    config = _config()  # send wait 50 ms
+    assert _flagged(config, [_arrive(10, 1), _answer(60, 1, timeout_remark(50, 0))]) is None
+    assert _flagged(config, [_arrive(10, 1), _answer(60, 1, timeout_remark(51, 0))]) == (2, "timeout_answers_only_after_the_queue_wait")
+    assert _flagged(config, [_arrive(10, 1), _answer(70, 1, timeout_remark(49, 0))]) == (2, "timeout_answers_only_after_the_queue_wait")
+
+
+def test_an_operator_may_have_shortened_the_wait_where_the_trace_or_the_environment_says_so() -> None:
+    config = _config()
+    short = [_arrive(10, 1), _answer(70, 1, timeout_remark(30, 0))]
+    assert _flagged(config, short) is not None
+    changed = [_arrive(10, 1), {"kind": "OperatorSetsQueueWait", "ts": 20, "queue": "send", "wait_ms": 30}, _answer(70, 1, timeout_remark(30, 0))]
+    assert _flagged(config, changed) is None
+    assert _flagged(config, short, dataclasses.replace(QUIET, queue_wait_changes=((ExecutorName.SEND, 30),))) is None
+
+
+def test_a_queue_without_a_wait_is_never_cleaned_for_time() -> None:
+    config = _config(queue_waits=((ExecutorName.SEND, 50),))
+    assert _flagged(config, [_arrive(1, 1, ADMIN), _answer(900, 1, timeout_remark(800, 0))]) == (2, "timeout_answers_only_after_the_queue_wait")
+
+
+def test_a_cleaners_remark_leaves_at_most_the_capacity_less_one() -> None:
+    config = _config(executors=tuple(dataclasses.replace(e, capacity=3) if e.name is ExecutorName.SEND else e for e in _config().executors))
+    assert _flagged(config, [_arrive(10, 1), _answer(70, 1, timeout_remark(60, 2))]) is None
+    assert _flagged(config, [_arrive(10, 1), _answer(70, 1, timeout_remark(60, 3))]) == (2, "no_queue_exceeds_its_capacity")
+
+
+def test_a_cleaner_runs_only_from_the_first_scheduled_run_and_with_the_switch_on() -> None:
+    config = _config(os_page_cache_busy_timeout_ms=1)
+    first = config.start_time_ms + config.fast_failure_initial_delay_ms
+    before = [_arrive(1, 1), _arrive(1, 2), _answer(first - 1, 2, pcbusy_remark(first - 2, 0))]
+    assert _flagged(config, before) == (3, "fast_failure_runs_10ms_apart_while_enabled")
+    assert _flagged(config, [*before[:2], _answer(first, 2, pcbusy_remark(first - 1, 0))]) is None
+    off = dataclasses.replace(config, fast_failure_enable=False)
+    assert off.profile.fast_failure_switch
+    assert _flagged(off, [*before[:2], _answer(first, 2, pcbusy_remark(first - 1, 0))]) == (3, "fast_failure_runs_10ms_apart_while_enabled")
+    toggled = {"kind": "OperatorSetsFastFailureEnable", "ts": 2, "enabled": True}
+    assert _flagged(off, [*before[:2], toggled, _answer(first, 2, pcbusy_remark(first - 1, 0))]) is None
+
+
+def test_only_the_send_queue_is_drained_while_busy() -> None:
+    config = _config(os_page_cache_busy_timeout_ms=1)
+    events = [_arrive(1, 1), _arrive(1, 2, ADMIN), _answer(20, 2, pcbusy_remark(19, 0))]
+    assert _flagged(config, events) == (3, "pcbusy_answers_only_while_busy")
+
+
+# -- a full queue -----------------------------------------------------------------------------------
+
+
+def test_overload_needs_as_many_unanswered_requests_of_that_executor_as_its_capacity() -> None:
+    config = _config(executors=tuple(dataclasses.replace(e, capacity=2) for e in _config().executors))
+    full = [_arrive(1, 1), _arrive(1, 2), _arrive(2, 3), _answer(2, 3, OVERLOAD_REMARK)]
+    assert _flagged(config, full) is None
+    answered = [_arrive(1, 1), _answer(1, 1, None, ResponseCode.SUCCESS), _arrive(1, 2), _arrive(2, 3), _answer(2, 3, OVERLOAD_REMARK)]
+    assert _flagged(config, answered) == (5, "overload_answers_only_when_the_queue_is_full")
+    elsewhere = [_arrive(1, 1, ADMIN), _arrive(1, 2), _arrive(2, 3), _answer(2, 3, OVERLOAD_REMARK)]
+    assert _flagged(config, elsewhere) == (4, "overload_answers_only_when_the_queue_is_full")
+    foreign = {"kind": "InternalTaskSubmitted", "ts": 1, "executor": "send"}
+    assert _flagged(config, [*elsewhere[:2], foreign, *elsewhere[2:]]) is None
+    assert _flagged(config, elsewhere, dataclasses.replace(QUIET, foreign_tasks=(ExecutorName.SEND,), max_foreign_tasks=1)) is None
+
+
+def test_a_reused_opaque_names_its_latest_request() -> None:
+    config = _config()
+    events = [_arrive(1, 7), _answer(2, 7, None, ResponseCode.SUCCESS), _arrive(10, 7), _answer(70, 7, timeout_remark(60, 0))]
+    assert _flagged(config, events) is None
+    assert _flagged(config, [*events[:3], _answer(70, 7, timeout_remark(61, 0))]) == (4, "timeout_answers_only_after_the_queue_wait")
+
+
+# -- soundness, and the verdicts it gives ----------------------------------------------------------
+
+
+def _recording(tmp_path: Path, workload: str, profile: str, steps: int, seed: int = 0) -> list[dict[str, Any]]:
+    out = tmp_path / f"{workload}-{profile}-{seed}.jsonl"
+    record_workload(out, workload, profile, steps, seed=seed)
+    return [r for _, r in raw_records(out)]
+
+
+@pytest.mark.parametrize("profile", ["4.3.2", "4.9.8", "5.3.3"])
+def test_no_recording_of_the_reference_breaks_a_condition_at_any_level(tmp_path: Path, profile: str) -> None:
+    for workload in WORKLOADS:
+        records = _recording(tmp_path, workload, profile, 400)
+        for level in (Observation.QUEUES, Observation.BLACK_BOX):
+            projected = list(project(records, level))
+            environment = WORKLOADS[workload].env
+            assert first_impossible(header_from_record(projected[0]).config, environment, projected[1:]) is None, (workload, level)
+
+
+@settings(max_examples=8, deadline=None)
+@given(workload=st.sampled_from(sorted(WORKLOADS)), profile=st.sampled_from(["4.3.2", "4.9.8", "5.3.3"]), seed=st.integers(0, 10_000))
+def test_no_random_run_of_the_reference_breaks_a_condition(tmp_path_factory: pytest.TempPathFactory, workload: str, profile: str, seed: int) -> None:
+    records = _recording(tmp_path_factory.mktemp("rec"), workload, profile, 300, seed)
+    projected = list(project(records, Observation.BLACK_BOX))
+    assert first_impossible(header_from_record(projected[0]).config, WORKLOADS[workload].env, projected[1:]) is None
+
+
+#: The broken examples whose defect the wire alone shows: the event and the claim.
+WIRE_SHOWS = {
+    "no_queue_over_capacity": (35, "no_queue_exceeds_its_capacity"),
+    "pcbusy_only_while_busy": (84, "reject_request_answers_only_while_busy_or_deficient"),
+    "timeout_only_after_the_queue_wait": (75, "timeout_answers_only_after_the_queue_wait"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(p.stem.removeprefix("broken-") for p in EXAMPLES.glob("broken-*.jsonl")))
+def test_the_broken_examples_the_wire_rules_out_are_black_box_violations_at_that_event(name: str) -> None:
+    records = [r for _, r in raw_records(EXAMPLES / f"broken-{name}.jsonl")]
+    projected = list(project(records, Observation.BLACK_BOX))
+    header = header_from_record(projected[0])
+    found = first_impossible(header.config, QUIET, projected[1:])
+    assert (None if found is None else (found.seq, found.claim)) == WIRE_SHOWS.get(name)
+    if found is not None:
+        (full,) = replay_records(records)
+        assert full.verdict == "violation"  # the full replay agrees: no run of the spec
+        result = replay_partial(header, projected[1:], Budgets(candidates=2_000, steps=200_000, seconds=3))
+        assert result.verdict == "violation" and result.witness == ()
+        assert f"seq {found.seq} " in result.detail and found.claim in result.detail

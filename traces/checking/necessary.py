@@ -1,0 +1,224 @@
+"""What the wire alone rules out: necessary conditions of the spec, read off arrivals and answers.
+
+The partial replay decides *violation* only when its search was exhaustive, and at ``black-box``
+the search runs out of budget after a few events of a busy trace. Some answers, though, no run of
+the spec can write whatever its hidden steps did, and that can be seen from the arrivals and
+answers alone, in one pass:
+
+- **A busy store** (``[PCBUSY_CLEAN_QUEUE]``, ``[PC_SYNCHRONIZED]`` and a send-back's busy status,
+  and ``[REJECTREQUEST]`` when the TransientStorePool is off) needs ``beginTimeInLock`` set more
+  than ``osPageCacheBusyTimeOutMills`` ago (``spec.putlock.is_os_page_cache_busy``). Only a writer
+  of the commit log stamps it, when it takes the put lock, which is after it arrived
+  (``spec.putlock.acquire_for_put``; the HA service takes the lock without stamping,
+  ``acquire_for_ha``). A writer that was answered before the busy answer had released the lock,
+  and the release resets the stamp, except an exception inside the lock in the releases that do
+  not reset it in ``finally`` (``throw_inside_lock``). So some writer must have arrived more than
+  the timeout before, and not have been answered before, unless with an error in such a release.
+- **A cleaner's remark** ("period in queue: 54ms, size of queue: 5") reports the task's wait, at
+  most the time since its request arrived (the task is created after the arrival), at least its
+  queue's wait for ``[TIMEOUT_CLEAN_QUEUE]`` (``spec.fastfailure.is_expired``); and the size left,
+  at most the queue's capacity less the task taken (``no_queue_exceeds_its_capacity``). A cleaner
+  runs only from the first scheduled run on, and only with fast failure on.
+- **``[OVERLOAD]``** is the executor refusing a task because its queue is full
+  (``spec.remoting.dispatch_queues_task``): as many requests routed to that executor as its
+  capacity must have arrived before and not been answered yet, each being in the queue, plus
+  whatever foreign tasks the environment may put there.
+
+Every condition is a consequence of the spec's guards and effects, weakened wherever the
+environment may interfere (an operator changing a queue's wait or the switch, foreign tasks):
+so a trace that breaks one has no run of the spec, and the partial replay may call it a
+violation without searching. The converse does not hold (these are far from sufficient), which is
+why they only ever add violations. ``tests/test_traces_necessary.py`` checks that no recording of
+the reference broker breaks them, at every level, and that each broken example they catch is one
+the full replay calls a violation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from spec.codes import CLEAN_QUEUE_PATTERN, OVERLOAD_REMARK, REJECT_REQUEST_REMARK, ResponseCode
+from spec.config import BrokerConfig
+from spec.environment import InternalTaskSubmitted, OperatorSetsFastFailureEnable, OperatorSetsQueueWait
+from spec.machine import Environment
+from spec.profiles import ExecutorName
+from spec.remoting import RequestArrives, route
+from spec.workers import busy_answer
+from traces.format.records import RecordedResponse, responses_from_record
+
+
+@dataclass(frozen=True)
+class Impossible:
+    """An observed event no run of the spec can write, and why."""
+
+    index: int  # of the event among the trace's events
+    seq: int
+    claim: str  # the spec's claim whose wire shadow it breaks
+    detail: str
+
+
+@dataclass
+class _Request:
+    """What the wire showed of one request so far."""
+
+    opaque: int
+    arrived: int  # ts
+    code: int
+    executor: ExecutorName | None
+    answer: RecordedResponse | None = None
+
+
+class _Wire:
+    """What the trace showed so far: the requests, by the trace's opaque (an opaque may be reused
+    once answered), and what the environment may have done: the queue waits an operator may have
+    set, whether fast failure may be on, and the foreign tasks that may sit in each queue (the
+    environment's declared steps, and those the trace's level shows)."""
+
+    def __init__(self, config: BrokerConfig, environment: Environment) -> None:
+        self.config = config
+        self.current: dict[int, _Request] = {}
+        self.requests: list[_Request] = []
+        self.waits: dict[ExecutorName, set[int]] = {}
+        for queue, wait in config.queue_waits + environment.queue_wait_changes:
+            self.waits.setdefault(queue, set()).add(wait)
+        self.switch_may_be_on = not config.profile.fast_failure_switch or config.fast_failure_enable or True in environment.fast_failure_toggles
+        self.foreign = {e.name: environment.max_foreign_tasks if e.name in environment.foreign_tasks else 0 for e in config.executors}
+
+    def environment_step(self, record: Mapping[str, Any]) -> None:
+        """An environment step the trace shows."""
+        kind = record["kind"]
+        if kind == OperatorSetsQueueWait.__name__:
+            self.waits.setdefault(ExecutorName(record["queue"]), set()).add(record["wait_ms"])
+        elif kind == OperatorSetsFastFailureEnable.__name__:
+            self.switch_may_be_on = self.switch_may_be_on or record["enabled"]
+        elif kind == InternalTaskSubmitted.__name__:
+            executor = ExecutorName(record["executor"])
+            self.foreign[executor] = self.foreign.get(executor, 0) + 1
+
+    def arrive(self, record: Mapping[str, Any]) -> None:
+        opaque = record["request_id"]
+        request = _Request(opaque, record["ts"], record["code"], route(self.config, record["code"]))
+        self.current[opaque] = request
+        self.requests.append(request)
+
+    def answer(self, response: RecordedResponse) -> _Request | None:
+        request = self.current.get(response.request_id)
+        if request is not None and request.answer is None:
+            request.answer = response
+        return request
+
+
+def first_impossible(config: BrokerConfig, environment: Environment, events: Sequence[Mapping[str, Any]]) -> Impossible | None:
+    """The first event that no run of the spec under ``environment`` can write (see the module docstring), or None."""
+    wire = _Wire(config, environment)
+    for index, record in enumerate(events):
+        if record["kind"] == RequestArrives.__name__:
+            wire.arrive(record)
+        wire.environment_step(record)
+        for response in responses_from_record(record):
+            request = wire.current.get(response.request_id)
+            if request is not None and request.answer is None:
+                why = _why_impossible(config, wire, request, response, record["ts"])
+                if why is not None:
+                    claim, detail = why
+                    return Impossible(index, record["seq"], claim, f"opaque {response.request_id}: {detail}")
+            wire.answer(response)
+    return None
+
+
+def _why_impossible(config: BrokerConfig, wire: _Wire, request: _Request, response: RecordedResponse, ts: int) -> tuple[str, str] | None:
+    remark = response.remark or ""
+    cleaned = CLEAN_QUEUE_PATTERN.fullmatch(remark)
+    if cleaned is not None:
+        why = _cleaner(config, wire, request, cleaned.group(1), int(cleaned.group(2)), int(cleaned.group(3)), ts)
+        if why is not None:
+            return why
+    claim = _needs_busy(config, request, response, remark)
+    if claim is not None:
+        return _busy(config, wire, claim, ts)
+    if remark == OVERLOAD_REMARK and request.executor is not None:
+        return _overload(config, wire, request)
+    return None
+
+
+def _needs_busy(config: BrokerConfig, request: _Request, response: RecordedResponse, remark: str) -> str | None:
+    """The claim of an answer only a busy store writes (see the module docstring), or None."""
+    if remark.startswith("[PCBUSY_CLEAN_QUEUE]"):
+        return "pcbusy_answers_only_while_busy"
+    if not config.profile.writes_commit_log(request.code):
+        return None
+    if (response.code, remark) == busy_answer(config.profile, request.code):
+        return "responses_carry_the_profile_code_and_remark"  # [PC_SYNCHRONIZED] is written by the put pre-check, only while busy
+    if remark == REJECT_REQUEST_REMARK and not config.pool_enabled:
+        return "reject_request_answers_only_while_busy_or_deficient"
+    return None
+
+
+def _busy(config: BrokerConfig, wire: _Wire, claim: str, ts: int) -> tuple[str, str] | None:
+    timeout = config.os_page_cache_busy_timeout_ms
+    latest = ts - timeout - 1  # a stamp at or before it is more than the timeout in the past
+    for writer in wire.requests:
+        if writer.arrived > latest:
+            break
+        if not config.profile.writes_commit_log(writer.code):
+            continue
+        if writer.answer is None or (not config.profile.begin_time_reset_in_finally and writer.answer.code != ResponseCode.SUCCESS):
+            return None
+    if latest < config.start_time_ms:
+        return claim, f"the store must be busy at ts {ts} (beginTimeInLock more than {timeout} ms before), but the broker started at ts {config.start_time_ms}"
+    return (
+        claim,
+        f"the store must be busy at ts {ts} (beginTimeInLock more than {timeout} ms before), but no writer of the"
+        f" commit log that arrived by ts {latest} was still unanswered",
+    )
+
+
+def _cleaner(config: BrokerConfig, wire: _Wire, request: _Request, tag: str, period: int, size: int, ts: int) -> tuple[str, str] | None:
+    if request.executor is None:
+        return "timeout_answers_only_after_the_queue_wait", f"{tag} cleaned a request that goes to no executor"
+    if tag == "PCBUSY_CLEAN_QUEUE" and request.executor is not ExecutorName.SEND:
+        return "pcbusy_answers_only_while_busy", f"[PCBUSY_CLEAN_QUEUE] drains only the send queue, not {request.executor.value}'s"
+    if period > ts - request.arrived:
+        return (
+            "timeout_answers_only_after_the_queue_wait",
+            f"the remark's period in queue ({period} ms) is longer than the request has been there (arrived at ts {request.arrived}, answered at {ts})",
+        )
+    capacity = config.executor(request.executor).capacity
+    if capacity is not None and size > capacity - 1:
+        return (
+            "no_queue_exceeds_its_capacity",
+            f"the remark's size of queue ({size}) after taking one task is more than the {request.executor.value} queue's capacity ({capacity}) allows",
+        )
+    first_run = config.start_time_ms + config.fast_failure_initial_delay_ms
+    if ts < first_run:
+        return "fast_failure_runs_10ms_apart_while_enabled", f"{tag} at ts {ts}, before fast failure's first run (ts {first_run})"
+    if not wire.switch_may_be_on:
+        return "fast_failure_runs_10ms_apart_while_enabled", f"{tag} while brokerFastFailureEnable is off and no operator may turn it on"
+    if tag == "TIMEOUT_CLEAN_QUEUE":
+        waits = wire.waits.get(request.executor, set())
+        if not waits:
+            return "timeout_answers_only_after_the_queue_wait", f"the {request.executor.value} queue has no wait, so no cleaner takes from it"
+        if period < min(waits):
+            return (
+                "timeout_answers_only_after_the_queue_wait",
+                f"the remark's period in queue ({period} ms) is shorter than the {request.executor.value} queue's wait ({min(waits)} ms)",
+            )
+    return None
+
+
+def _overload(config: BrokerConfig, wire: _Wire, request: _Request) -> tuple[str, str] | None:
+    assert request.executor is not None
+    capacity = config.executor(request.executor).capacity
+    if capacity is None:
+        return "overload_answers_only_when_the_queue_is_full", f"[OVERLOAD] from the {request.executor.value} executor, whose queue is unbounded"
+    waiting = sum(1 for r in wire.requests if r is not request and r.executor is request.executor and r.answer is None)
+    foreign = wire.foreign.get(request.executor, 0)
+    if waiting + foreign >= capacity:
+        return None
+    return (
+        "overload_answers_only_when_the_queue_is_full",
+        f"[OVERLOAD] needs the {request.executor.value} queue full ({capacity} tasks), but only {waiting} request(s)"
+        f" routed there were unanswered" + (f" (and at most {foreign} foreign task(s))" if foreign else ""),
+    )
