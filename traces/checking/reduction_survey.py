@@ -42,7 +42,7 @@ def side_by_side(name: str, records: Sequence[dict[str, Any]], level: Observatio
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = arguments("python -m traces.checking.reduction_survey", __doc__, "queues", 1000, "5.3.3").parse_args(argv)
-    budgets = Budgets(seconds=args.max_seconds)
+    budgets = Budgets(steps=args.max_steps, seconds=args.max_seconds)
     for name, records in traces_surveyed(args.broken, args.profiles.split(","), args.workloads.split(","), args.events):
         print(side_by_side(name, records, Observation(args.level), budgets), flush=True)
 

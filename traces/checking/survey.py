@@ -102,6 +102,9 @@ def arguments(prog: str, doc: str, level: str, events: int, profiles: str) -> ar
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
     parser.add_argument("--broken", action="store_true", help="search the broken examples instead of recordings")
     parser.add_argument("--max-seconds", type=float, default=Budgets().seconds, help="a trace (for each search, where there are two)")
+    parser.add_argument(
+        "--max-steps", type=int, default=Budgets().steps, help="spec steps a trace: a budget the machine's load does not move, for comparing searches"
+    )
     return parser
 
 
@@ -110,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--witness-share", type=float, default=Budgets().witness_share, help="of the budget, what the witness-first search may use first (1: it alone)")
     args = parser.parse_args(argv)
     level = Observation(args.level)
-    budgets = Budgets(seconds=args.max_seconds, witness_share=args.witness_share)
+    budgets = Budgets(steps=args.max_steps, seconds=args.max_seconds, witness_share=args.witness_share)
     tally = Tally()
     for name, records in traces_surveyed(args.broken, args.profiles.split(","), args.workloads.split(","), args.events):
         print(survey(name, records, level, budgets, tally), flush=True)
