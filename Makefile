@@ -32,8 +32,8 @@ help:
 	@echo "make pytest      the test suite (PYTEST_ARGS='...' to pass options)"
 	@echo "make symbolic    CrossHair contract checks (python -m properties.symbolic)"
 	@echo "make check-deep  the test suite with HYPOTHESIS_PROFILE=deep"
-	@echo "make mutants     mutation check of the properties, and of the checker's rules within CI's time"
-	@echo "make mutants-deep  mutation check of the whole checker: rules, validation, verdicts (hours; docs/checker-mutants.md)"
+	@echo "make mutants     mutation check of the properties, and of the checker's rules and wire conditions within CI's time"
+	@echo "make mutants-deep  mutation check of the whole checker: rules, validation, verdicts, wire (hours; docs/checker-mutants.md)"
 	@echo "make bench       Spark trace benchmarks on 1M and 10M events (docs/benchmarks.md)"
 	@echo "make bench-100m  validation, rules and replay of a 100M-event dataset (about 10 minutes here)"
 	@echo "make demo        explore the spec, then record and check source 004's retry storm"
@@ -123,9 +123,10 @@ check-deep: check-java $(STAMP) compiled
 mutants: $(STAMP)
 	$(BIN)/python -m properties.mutants
 	$(BIN)/python -m properties.checker_mutants --ci --children 2
+	$(BIN)/python -m properties.checker_mutants wire --children 2
 
 mutants-deep: $(STAMP)
-	$(BIN)/python -m properties.checker_mutants rules validation verdicts --children 2
+	$(BIN)/python -m properties.checker_mutants rules validation verdicts wire --children 2
 
 # ---------------------------------------------------------------- programs
 

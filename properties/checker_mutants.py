@@ -8,11 +8,12 @@ against each mutant, the Spark-free tests that call the mutated function, in a p
 from one that has imported everything. A mutant no test fails is a *survivor*: a rule's
 condition, a validation check or a verdict that the tests do not hold.
 
-The checker is mutated in three scopes (:data:`SCOPES`), each with the tests that judge it:
+The checker is mutated in four scopes (:data:`SCOPES`), each with the tests that judge it:
 
 - ``rules``: the scan rules and the frame rules' predicates (traces/checking/scan.py, rules.py);
 - ``validation``: reading and checking records (traces/format/read.py, records.py);
-- ``verdicts``: the replays' verdicts (traces/checking/replay.py, partial.py, necessary.py).
+- ``verdicts``: the replays' verdicts (traces/checking/replay.py, partial.py);
+- ``wire``: what the wire alone rules out (traces/checking/necessary.py).
 
 The gate (``python -m properties.checker_mutants SCOPE...``): every mutant of the scopes is killed
 (a test failed or it ran out of time), or is listed in :data:`ALLOWLIST` with the reason it cannot
@@ -72,8 +73,9 @@ SCOPES: dict[str, Scope] = {
     "validation": Scope(("traces/format/read.py", "traces/format/records.py"),
                         ("tests/test_traces_read.py", "tests/test_traces_badinput.py", "tests/test_trace_schema.py",
                          "tests/test_traces_replay.py")),
-    "verdicts": Scope(("traces/checking/replay.py", "traces/checking/partial.py", "traces/checking/necessary.py"),
-                      ("tests/test_traces_replay.py", "tests/test_traces_partial.py", "tests/test_traces_necessary.py")),
+    "verdicts": Scope(("traces/checking/replay.py", "traces/checking/partial.py"),
+                      ("tests/test_traces_replay.py", "tests/test_traces_partial.py")),
+    "wire": Scope(("traces/checking/necessary.py",), ("tests/test_traces_necessary.py",)),
 }
 #: What ``make mutants`` runs in CI, within its time (docs/checker-mutants.md): rules.py whole, and
 #: those functions of scan.py whose every mutant is killed or argued equivalent, the rules of the

@@ -16,7 +16,7 @@ from spec.codes import OVERLOAD_REMARK, PC_SYNCHRONIZED_REMARK, REJECT_REQUEST_R
 from spec.config import BrokerConfig
 from spec.machine import Environment
 from spec.profiles import ExecutorName
-from traces.checking.necessary import first_impossible
+from traces.checking.necessary import Impossible, first_impossible
 from traces.checking.partial import Budgets, replay_partial
 from traces.checking.replay import replay_records
 from traces.format.project import project
@@ -44,9 +44,12 @@ def _answer(ts: int, opaque: int, remark: str | None, code: int = ResponseCode.S
 
 
 def _flagged(config: BrokerConfig, events: list[dict[str, Any]], environment: Environment = QUIET) -> tuple[int, str] | None:
-    numbered = [{**e, "seq": i} for i, e in enumerate(events, 1)]
-    found = first_impossible(config, environment, numbered)
+    found = _found(config, events, environment)
     return None if found is None else (found.seq, found.claim)
+
+
+def _found(config: BrokerConfig, events: list[dict[str, Any]], environment: Environment = QUIET) -> Impossible | None:
+    return first_impossible(config, environment, [{**e, "seq": i} for i, e in enumerate(events, 1)])
 
 
 # -- a busy store -----------------------------------------------------------------------------------
@@ -79,9 +82,38 @@ def test_rejectrequest_needs_busy_only_while_the_pool_cannot_run_dry() -> None:
     assert _flagged(pooled, events) is None
 
 
-def test_a_page_cache_busy_drain_needs_a_busy_store_whatever_the_request() -> None:
-    events = [_arrive(1, 1, ADMIN), _answer(15, 1, pcbusy_remark(3, 0))]
-    assert _flagged(_config(), events) == (2, "pcbusy_answers_only_while_busy")
+def test_a_page_cache_busy_drain_needs_a_busy_store() -> None:
+    events = [_arrive(1, 1), _answer(15, 1, pcbusy_remark(14, 0))]  # the drained send is the only writer
+    assert _flagged(_config(os_page_cache_busy_timeout_ms=13), events) is None  # 15 - 1 > 13
+    assert _flagged(_config(os_page_cache_busy_timeout_ms=14), events) == (2, "pcbusy_answers_only_while_busy")
+
+
+def test_a_send_backs_busy_status_needs_a_busy_store_too() -> None:
+    config = _config(os_page_cache_busy_timeout_ms=20)
+    back = RequestCode.CONSUMER_SEND_MSG_BACK
+    assert config.profile.writes_commit_log(back)
+    status = config.profile.page_cache_busy_status
+    events = [_arrive(1, 1, back), _answer(2, 1, status, ResponseCode.SYSTEM_ERROR)]
+    assert _flagged(config, events) == (2, "responses_carry_the_profile_code_and_remark")
+    assert _flagged(config, [_arrive(1, 1, back), _answer(2, 1, PC_SYNCHRONIZED_REMARK, config.profile.pc_synchronized_code)]) is None
+
+
+def test_the_details_say_what_the_event_needed() -> None:
+    config = _config(os_page_cache_busy_timeout_ms=20)
+    too_early = _found(config, [_arrive(1, 1), _answer(21, 1, PC_SYNCHRONIZED_REMARK, config.profile.pc_synchronized_code)])
+    assert too_early is not None and too_early.detail == (
+        "opaque 1: the store must be busy at ts 21 (beginTimeInLock more than 20 ms before), but the broker started at ts 1"
+    )
+    none_left = _found(config, [_arrive(1, 1), _answer(2, 1, None, ResponseCode.SUCCESS), _arrive(5, 2), _answer(22, 2, PC_SYNCHRONIZED_REMARK, config.profile.pc_synchronized_code)])
+    assert none_left is not None and none_left.detail == (
+        "opaque 2: the store must be busy at ts 22 (beginTimeInLock more than 20 ms before), but no writer of the commit log that arrived by ts 1 was still unanswered"
+    )
+    small = _config(executors=tuple(dataclasses.replace(e, capacity=2) for e in config.executors))
+    overload = _found(small, [_arrive(1, 1), _arrive(2, 2), _answer(2, 2, OVERLOAD_REMARK)])
+    assert overload is not None and overload.detail == "opaque 2: [OVERLOAD] needs the send queue full (2 tasks), but only 1 request(s) routed there were unanswered"
+    foreign = dataclasses.replace(QUIET, foreign_tasks=(ExecutorName.SEND,), max_foreign_tasks=1)
+    with_foreign = first_impossible(small, foreign, [{**e, "seq": i} for i, e in enumerate([_arrive(2, 2), _answer(2, 2, OVERLOAD_REMARK)], 1)])
+    assert with_foreign is not None and with_foreign.detail.endswith("but only 0 request(s) routed there were unanswered (and at most 1 foreign task(s))")
 
 
 # -- a cleaner's remark -----------------------------------------------------------------------------
@@ -103,9 +135,17 @@ def test_an_operator_may_have_shortened_the_wait_where_the_trace_or_the_environm
     assert _flagged(config, short, dataclasses.replace(QUIET, queue_wait_changes=((ExecutorName.SEND, 30),))) is None
 
 
-def test_a_queue_without_a_wait_is_never_cleaned_for_time() -> None:
+def test_a_queue_without_a_wait_is_never_cleaned_for_time_unless_an_operator_gives_it_one() -> None:
     config = _config(queue_waits=((ExecutorName.SEND, 50),))
-    assert _flagged(config, [_arrive(1, 1, ADMIN), _answer(900, 1, timeout_remark(800, 0))]) == (2, "timeout_answers_only_after_the_queue_wait")
+    cleaned = [_arrive(1, 1, ADMIN), _answer(900, 1, timeout_remark(800, 0))]
+    assert _flagged(config, cleaned) == (2, "timeout_answers_only_after_the_queue_wait")
+    assert _flagged(config, [cleaned[0], {"kind": "OperatorSetsQueueWait", "ts": 5, "queue": "admin", "wait_ms": 700}, cleaned[1]]) is None
+
+
+def test_a_request_that_goes_to_no_executor_is_never_cleaned() -> None:
+    config = _config(default_processor_registered=False)
+    unknown = 99_999
+    assert _flagged(config, [_arrive(1, 1, unknown), _answer(900, 1, timeout_remark(800, 0))]) == (2, "timeout_answers_only_after_the_queue_wait")
 
 
 def test_a_cleaners_remark_leaves_at_most_the_capacity_less_one() -> None:
@@ -125,6 +165,11 @@ def test_a_cleaner_runs_only_from_the_first_scheduled_run_and_with_the_switch_on
     assert _flagged(off, [*before[:2], _answer(first, 2, pcbusy_remark(first - 1, 0))]) == (3, "fast_failure_runs_10ms_apart_while_enabled")
     toggled = {"kind": "OperatorSetsFastFailureEnable", "ts": 2, "enabled": True}
     assert _flagged(off, [*before[:2], toggled, _answer(first, 2, pcbusy_remark(first - 1, 0))]) is None
+    turned_off = {**toggled, "enabled": False}
+    assert _flagged(off, [*before[:2], turned_off, _answer(first, 2, pcbusy_remark(first - 1, 0))]) is not None
+    late = [*before[:2], _answer(first, 2, pcbusy_remark(first - 1, 0))]
+    assert _flagged(off, late, dataclasses.replace(QUIET, fast_failure_toggles=(True,))) is None
+    assert _flagged(off, late, dataclasses.replace(QUIET, fast_failure_toggles=(False,))) is not None
 
 
 def test_only_the_send_queue_is_drained_while_busy() -> None:
@@ -146,7 +191,31 @@ def test_overload_needs_as_many_unanswered_requests_of_that_executor_as_its_capa
     assert _flagged(config, elsewhere) == (4, "overload_answers_only_when_the_queue_is_full")
     foreign = {"kind": "InternalTaskSubmitted", "ts": 1, "executor": "send"}
     assert _flagged(config, [*elsewhere[:2], foreign, *elsewhere[2:]]) is None
+    assert _flagged(config, [*elsewhere[:2], {**foreign, "executor": "admin"}, *elsewhere[2:]]) is not None
     assert _flagged(config, elsewhere, dataclasses.replace(QUIET, foreign_tasks=(ExecutorName.SEND,), max_foreign_tasks=1)) is None
+    assert _flagged(config, elsewhere, dataclasses.replace(QUIET, foreign_tasks=(ExecutorName.ADMIN,), max_foreign_tasks=1)) is not None
+
+
+def test_each_foreign_task_the_trace_shows_takes_one_place_in_its_queue() -> None:
+    config = _config(executors=tuple(dataclasses.replace(e, capacity=3) for e in _config().executors))
+    foreign = {"kind": "InternalTaskSubmitted", "ts": 1, "executor": "send"}
+    one = [_arrive(1, 1), foreign, _arrive(2, 3), _answer(2, 3, OVERLOAD_REMARK)]
+    assert _flagged(config, one) == (4, "overload_answers_only_when_the_queue_is_full")
+    assert _flagged(config, [one[0], foreign, foreign, *one[2:]]) is None
+    pulled = {**foreign, "executor": "pull"}  # an executor this broker lacks: the task is in no queue
+    assert _flagged(config, [one[0], foreign, pulled, *one[2:]]) == (5, "overload_answers_only_when_the_queue_is_full")
+
+
+def test_an_executor_the_broker_lacks_is_not_judged() -> None:
+    config = _config()
+    pull = RequestCode.PULL_MESSAGE
+    assert all(e.name is not ExecutorName.PULL for e in config.executors)
+    assert _flagged(config, [_arrive(1, 1, pull), _answer(1, 1, OVERLOAD_REMARK)]) is None
+
+
+def test_an_unbounded_queue_never_overloads() -> None:
+    config = _config(executors=tuple(dataclasses.replace(e, capacity=None) for e in _config().executors))
+    assert _flagged(config, [_arrive(1, 1), _answer(1, 1, OVERLOAD_REMARK)]) == (2, "overload_answers_only_when_the_queue_is_full")
 
 
 def test_a_reused_opaque_names_its_latest_request() -> None:

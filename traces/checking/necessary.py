@@ -63,7 +63,6 @@ class Impossible:
 class _Request:
     """What the wire showed of one request so far."""
 
-    opaque: int
     arrived: int  # ts
     code: int
     executor: ExecutorName | None
@@ -85,6 +84,7 @@ class _Wire:
             self.waits.setdefault(queue, set()).add(wait)
         self.switch_may_be_on = not config.profile.fast_failure_switch or config.fast_failure_enable or True in environment.fast_failure_toggles
         self.foreign = {e.name: environment.max_foreign_tasks if e.name in environment.foreign_tasks else 0 for e in config.executors}
+        self.capacity = {e.name: e.capacity for e in config.executors}
 
     def environment_step(self, record: Mapping[str, Any]) -> None:
         """An environment step the trace shows."""
@@ -95,19 +95,19 @@ class _Wire:
             self.switch_may_be_on = self.switch_may_be_on or record["enabled"]
         elif kind == InternalTaskSubmitted.__name__:
             executor = ExecutorName(record["executor"])
-            self.foreign[executor] = self.foreign.get(executor, 0) + 1
+            if executor in self.foreign:  # a task for an executor the broker lacks is in no queue
+                self.foreign[executor] += 1
 
     def arrive(self, record: Mapping[str, Any]) -> None:
         opaque = record["request_id"]
-        request = _Request(opaque, record["ts"], record["code"], route(self.config, record["code"]))
+        request = _Request(record["ts"], record["code"], route(self.config, record["code"]))
         self.current[opaque] = request
         self.requests.append(request)
 
-    def answer(self, response: RecordedResponse) -> _Request | None:
+    def answer(self, response: RecordedResponse) -> None:
         request = self.current.get(response.request_id)
         if request is not None and request.answer is None:
             request.answer = response
-        return request
 
 
 def first_impossible(config: BrokerConfig, environment: Environment, events: Sequence[Mapping[str, Any]]) -> Impossible | None:
@@ -129,7 +129,9 @@ def first_impossible(config: BrokerConfig, environment: Environment, events: Seq
 
 
 def _why_impossible(config: BrokerConfig, wire: _Wire, request: _Request, response: RecordedResponse, ts: int) -> tuple[str, str] | None:
-    remark = response.remark or ""
+    remark = response.remark
+    if remark is None:
+        return None  # every answer these conditions judge carries a remark
     cleaned = CLEAN_QUEUE_PATTERN.fullmatch(remark)
     if cleaned is not None:
         why = _cleaner(config, wire, request, cleaned.group(1), int(cleaned.group(2)), int(cleaned.group(3)), ts)
@@ -138,8 +140,8 @@ def _why_impossible(config: BrokerConfig, wire: _Wire, request: _Request, respon
     claim = _needs_busy(config, request, response, remark)
     if claim is not None:
         return _busy(config, wire, claim, ts)
-    if remark == OVERLOAD_REMARK and request.executor is not None:
-        return _overload(config, wire, request)
+    if remark == OVERLOAD_REMARK:
+        return _overload(wire, request)
     return None
 
 
@@ -185,7 +187,7 @@ def _cleaner(config: BrokerConfig, wire: _Wire, request: _Request, tag: str, per
             "timeout_answers_only_after_the_queue_wait",
             f"the remark's period in queue ({period} ms) is longer than the request has been there (arrived at ts {request.arrived}, answered at {ts})",
         )
-    capacity = config.executor(request.executor).capacity
+    capacity = wire.capacity.get(request.executor)
     if capacity is not None and size > capacity - 1:
         return (
             "no_queue_exceeds_its_capacity",
@@ -197,7 +199,7 @@ def _cleaner(config: BrokerConfig, wire: _Wire, request: _Request, tag: str, per
     if not wire.switch_may_be_on:
         return "fast_failure_runs_10ms_apart_while_enabled", f"{tag} while brokerFastFailureEnable is off and no operator may turn it on"
     if tag == "TIMEOUT_CLEAN_QUEUE":
-        waits = wire.waits.get(request.executor, set())
+        waits = wire.waits.get(request.executor)
         if not waits:
             return "timeout_answers_only_after_the_queue_wait", f"the {request.executor.value} queue has no wait, so no cleaner takes from it"
         if period < min(waits):
@@ -208,13 +210,14 @@ def _cleaner(config: BrokerConfig, wire: _Wire, request: _Request, tag: str, per
     return None
 
 
-def _overload(config: BrokerConfig, wire: _Wire, request: _Request) -> tuple[str, str] | None:
-    assert request.executor is not None
-    capacity = config.executor(request.executor).capacity
+def _overload(wire: _Wire, request: _Request) -> tuple[str, str] | None:
+    if request.executor is None or request.executor not in wire.capacity:
+        return None  # an executor the broker lacks: whatever answers for it, the spec's guards say nothing here
+    capacity = wire.capacity[request.executor]
     if capacity is None:
         return "overload_answers_only_when_the_queue_is_full", f"[OVERLOAD] from the {request.executor.value} executor, whose queue is unbounded"
     waiting = sum(1 for r in wire.requests if r is not request and r.executor is request.executor and r.answer is None)
-    foreign = wire.foreign.get(request.executor, 0)
+    foreign = wire.foreign[request.executor]
     if waiting + foreign >= capacity:
         return None
     return (
