@@ -87,16 +87,12 @@ from traces.format.records import (
     EventColumns,
     header_from_record,
     header_record,
+    declared_environment,
     Observation,
     RecordedResponse,
     responses_from_record,
     TraceHeader,
 )
-
-#: The environment of the hidden steps: no arrivals, no clock (the search moves it), the answered
-#: fault inside the put lock allowed (see the module docstring).
-_HIDDEN_ENV = Environment(requests=(), max_requests=0, clock_steps=(), max_elapsed_ms=0, exceptions_in_lock=True)
-
 
 @dataclass(frozen=True)
 class Budgets:
@@ -151,6 +147,9 @@ class PartialReplay:
         #: The guard and effect of each action kind the level leaves out.
         self.hidden_rules = {cls: rule for cls, rule in RULES.items() if cls.__name__ not in visible}
         self.hidden_by_shape: dict[object, list[tuple[Action, Guard, Effect]]] = {}
+        #: What the outside world may do unseen: the trace's declaration, without its requests or
+        #: clock (the trace's own events); of it, the search proposes only the actions the level hides.
+        self.environment: Environment = declared_environment(header.hidden_environment())
         self.candidates: dict[BrokerState, Trail | None] = {initial_state(self.config): None}
         self.id_of: dict[int, int] = {}  # opaque -> the spec's request id (arrivals are always visible)
         self.opaque_of: dict[int, int] = {}
@@ -181,14 +180,21 @@ class PartialReplay:
         return after, out.responses
 
     def _hidden_candidates(self, s: BrokerState) -> list[tuple[Action, Guard, Effect]]:
-        """The hidden actions of ``s``'s threads, with their rules. Under :data:`_HIDDEN_ENV` (no
-        arrivals, no clock, no foreign task) the candidates depend only on which threads and queues
-        there are, so the list is made once per such shape."""
-        shape = (len(s.io_threads), tuple((e.name, len(e.workers)) for e in s.executors), tuple(q for q, _ in s.queue_waits))
+        """The hidden actions of ``s``'s threads and of the environment the trace declares
+        (:attr:`environment`), with their rules. That environment sends no request and leaves the
+        clock to the search, so the candidates depend only on which threads and queues there are
+        and on whether a foreign task may still come: the list is made once per such shape."""
+        env = self.environment
+        shape = (
+            len(s.io_threads),
+            tuple((e.name, len(e.workers)) for e in s.executors),
+            tuple(q for q, _ in s.queue_waits),
+            s.next_foreign_id <= env.max_foreign_tasks,
+        )
         found = self.hidden_by_shape.get(shape)
         if found is None:
             found = self.hidden_by_shape[shape] = [
-                (a, *self.hidden_rules[type(a)]) for a in candidate_actions(self.config, s, _HIDDEN_ENV) if type(a) in self.hidden_rules
+                (a, *self.hidden_rules[type(a)]) for a in candidate_actions(self.config, s, env) if type(a) in self.hidden_rules
             ]
         return found
 
