@@ -20,7 +20,7 @@ from spec.profiles import ExecutorName
 from spec.remoting import DispatchCreatesTask, DispatchQueuesTask, DispatchStartsWorker, RequestArrives
 from spec.state import BrokerState, initial_state
 from spec.workers import WorkerThrowsInsideLock
-from traces.checking.partial import Budgets, PartialReplay, decide, replay_partial
+from traces.checking.partial import Budgets, PartialReplay, decide, replay_partial, witness_environments
 from traces.checking.reduction import Reduction
 from traces.checking.survey import witness_accepted
 from traces.cli import main
@@ -64,6 +64,18 @@ def test_a_recording_declares_its_workloads_environment_and_projection_keeps_it(
         projected = list(project(faults, level))
         assert header_from_record(projected[0]).environment == header.environment
     assert header_from_record(_recorded(tmp_path, "steady", 30, "s.jsonl")[0]).environment == QUIET_ENVIRONMENT
+
+
+@pytest.mark.parametrize("form", ["jsonl", "parquet"])
+def test_flowspec_record_and_project_keep_the_declaration(tmp_path: Path, form: str) -> None:
+    recorded = tmp_path / f"faults.{form}" if form == "jsonl" else tmp_path / "faults"
+    assert main(["record", "--workload", "faults", "--profile", "4.9.8", "--events", "30", "--out", str(recorded)]) == 0
+    for level in ("queues", "black-box"):
+        out = tmp_path / f"{level}.jsonl"
+        assert main(["project", str(recorded), "--level", level, "--out", str(out)]) == 0
+        (summary,) = validate([str(out)]).traces.values()
+        assert summary.header.observation.value == level
+        assert summary.header.environment == declared_environment(WORKLOADS["faults"].env)
 
 
 def test_the_declaration_survives_parquet_and_a_header_without_one_declares_the_default(tmp_path: Path) -> None:
@@ -196,3 +208,14 @@ def test_at_black_box_a_declared_quiet_trace_that_needs_an_operator_change_is_a_
         result = decide(PartialReplay(header, Budgets(seconds=120), Reduction(header.config, header.observation, lowered_wait[1:])), lowered_wait[1:])
         assert result.verdict == "violation", result.detail
         assert result.detail.startswith("seq 4 ts 11") and "[TIMEOUT_CLEAN_QUEUE]" in result.detail
+
+
+def test_the_witness_first_search_tries_the_declarations_narrowest_part_first(tmp_path: Path) -> None:
+    """Under a declaration that allows more than an exception in the lock, the witness-first search
+    first searches as for a trace without one, then with every declared step; otherwise once."""
+    faults = header_from_record(_recorded(tmp_path, "faults", 10)[0])
+    assert witness_environments(faults) == [replace(QUIET_ENVIRONMENT, exceptions_in_lock=True), faults.environment]
+    steady = header_from_record(_recorded(tmp_path, "steady", 10, "s.jsonl")[0])
+    assert witness_environments(steady) == [QUIET_ENVIRONMENT]
+    bare = header_from_record(_without_environment(_records(EXAMPLES / "faults-5.3.3.jsonl")[0]))
+    assert witness_environments(bare) == [UNDECLARED_ENVIRONMENT]

@@ -40,11 +40,14 @@ only when the search was exhaustive and no candidate is left: the result names t
 candidate explains and shows the candidates it had. *inconclusive* when a budget ran out
 (:class:`Budgets`): the result names the budget and the event.
 
-What the search assumes of the environment: requests arrive only as the trace says; no operator
-changes a setting, no broker code submits a foreign task, the HA service does not take the put
-lock, and the limiter's pool does not reject, unless the trace shows it (these are visible at
-``queues``). The one fault searched for is an exception inside the put lock that is answered
-(it writes SYSTEM_ERROR, so the trace shows where); a silent one (a oneway send's) is not.
+The environment. Requests arrive only as the trace says. Of the other environment steps, the
+search proposes exactly those the trace's header declares (``environment``,
+:meth:`traces.format.records.TraceHeader.hidden_environment`; absent: an exception inside the put
+lock) and the level hides: HA appends and exceptions in the lock at ``queues``, where operator
+changes, foreign tasks and the limiter failing open are events matched from the trace; all of them
+at ``black-box``. A run that needs an undeclared hidden step is no run of this trace. None of
+these steps reads the clock, so the time abstraction above holds; the witness-first search tries
+the declaration's narrowest part first (:func:`witness_environments`).
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ import pyarrow.compute as pc
 from spec.actors import Action
 from spec.config import BrokerConfig
 from spec.environment import ClockAdvances
+from spec.frozen import replace
 from spec.fastfailure import FastFailureStartsRun
 from spec.machine import RULES, Effect, Environment, Guard, candidate_actions
 from spec.remoting import RequestArrives
@@ -89,6 +93,7 @@ from traces.format.records import (
     header_record,
     declared_environment,
     Observation,
+    QUIET_ENVIRONMENT,
     RecordedResponse,
     responses_from_record,
     TraceHeader,
@@ -137,7 +142,9 @@ class OutOfBudget(Exception):
 class PartialReplay:
     """The search over one trace (see the module docstring)."""
 
-    def __init__(self, header: TraceHeader, budgets: Budgets = Budgets(), reduction: Reduction | None = None) -> None:
+    def __init__(
+        self, header: TraceHeader, budgets: Budgets = Budgets(), reduction: Reduction | None = None, environment: Environment | None = None
+    ) -> None:
         if header.observation is Observation.FULL:
             raise ValueError("the partial replay is for traces below 'full'; use the replay")
         self.header = header
@@ -147,9 +154,10 @@ class PartialReplay:
         #: The guard and effect of each action kind the level leaves out.
         self.hidden_rules = {cls: rule for cls, rule in RULES.items() if cls.__name__ not in visible}
         self.hidden_by_shape: dict[object, list[tuple[Action, Guard, Effect]]] = {}
-        #: What the outside world may do unseen: the trace's declaration, without its requests or
-        #: clock (the trace's own events); of it, the search proposes only the actions the level hides.
-        self.environment: Environment = declared_environment(header.hidden_environment())
+        #: What the outside world may do unseen: the trace's declaration (or the part of it the
+        #: caller names: :func:`witness_environments`), without requests or clock (the trace's own
+        #: events); of it, the search proposes only the actions the level hides.
+        self.environment: Environment = declared_environment(header.hidden_environment() if environment is None else environment)
         self.candidates: dict[BrokerState, Trail | None] = {initial_state(self.config): None}
         self.id_of: dict[int, int] = {}  # opaque -> the spec's request id (arrivals are always visible)
         self.opaque_of: dict[int, int] = {}
@@ -406,18 +414,38 @@ def replay_partial(header: TraceHeader, events: Iterable[Mapping[str, Any]], bud
 
     observed = list(events)  # the witness-first search goes back and forth over them; the reduction reads ahead
     started = time.monotonic()
-    witness_first = PartialReplay(header, budgets)
-    guided = find_witness(witness_first, observed)
-    if isinstance(guided, PartialResult):
-        return guided
+    environments = witness_environments(header)
+    share = dataclasses.replace(budgets, witness_share=budgets.witness_share / len(environments))
+    steps, stopped = 0, []
+    for environment in environments:
+        witness_first = PartialReplay(header, share, environment=environment)
+        witness_first.steps = steps
+        found = find_witness(witness_first, observed)
+        if isinstance(found, PartialResult):
+            return found
+        steps = witness_first.steps
+        stopped.append(found)
+    guided = "; then, with every declared step, ".join(stopped)
     reduction = Reduction(header.config, header.observation, observed) if reduce else None
     search = PartialReplay(header, budgets, reduction)
-    search.steps = witness_first.steps  # the budgets are the trace's, over both searches
+    search.steps = steps  # the budgets are the trace's, over both searches
     search.deadline = started + budgets.seconds
     result = decide(search, observed)
     if result.verdict == "inconclusive":
         return dataclasses.replace(result, detail=f"{result.detail}; before it, {guided}")
     return result
+
+
+def witness_environments(header: TraceHeader) -> list[Environment]:
+    """The environments the witness-first search tries in turn, each with an equal part of its
+    share: first the part of the declaration a trace without one may use (an exception inside the
+    put lock), then, if the declaration allows more, all of it. Each hidden environment step it
+    allows is a branch at every node, tried when the search backs up, so a declaration that allows
+    many would otherwise spend the search on runs the trace does not need; the first pass costs
+    nothing to a run that needs none, and the second is still only the declared steps."""
+    declared = declared_environment(header.hidden_environment())
+    narrow = replace(QUIET_ENVIRONMENT, exceptions_in_lock=declared.exceptions_in_lock)  # UNDECLARED_ENVIRONMENT's one step, where declared
+    return [narrow] if narrow == declared else [narrow, declared]
 
 
 def decide(search: PartialReplay, events: Iterable[Mapping[str, Any]]) -> PartialResult:
