@@ -442,8 +442,9 @@ def witness_environments(header: TraceHeader) -> list[Environment]:
     share: first the part of the declaration a trace without one may use (an exception inside the
     put lock), then, if the declaration allows more, all of it. Each hidden environment step it
     allows is a branch at every node, tried when the search backs up, so a declaration that allows
-    many would otherwise spend the search on runs the trace does not need; the first pass costs
-    nothing to a run that needs none, and the second is still only the declared steps."""
+    many would otherwise spend the search on runs the trace does not need: a trace whose run needs
+    none of them is searched first as before (with half the share), and the second pass still
+    proposes only the declared steps."""
     declared = declared_environment(header.hidden_environment())
     narrow = replace(QUIET_ENVIRONMENT, exceptions_in_lock=declared.exceptions_in_lock)  # UNDECLARED_ENVIRONMENT's one step, where declared
     # Compared as declarations: compiled by mypyc, ``==`` on two Environment records here did not
