@@ -58,6 +58,14 @@ SHAPES: list[tuple[str, str, Callable[[Record], None]]] = [
     ("dispatch without io_thread", "DispatchCreatesTask", lambda r: r.pop("io_thread")),
     ("response code a string", "DispatchCreatesTask", lambda r: r.update(responses=[{"request_id": 1, "code": "0", "remark": None}])),
     ("header of another format", "TraceHeader", lambda r: r.update(format_version="2")),
+    ("environment a list", "TraceHeader", lambda r: r.update(environment=[])),
+    ("environment with an unknown field", "TraceHeader", lambda r: r["environment"].update(storms=True)),
+    ("ha_appends an int", "TraceHeader", lambda r: r["environment"].update(ha_appends=1)),
+    ("foreign task on an unknown executor", "TraceHeader", lambda r: r["environment"].update(foreign_tasks=["bogus"], max_foreign_tasks=1)),
+    ("negative max_foreign_tasks", "TraceHeader", lambda r: r["environment"].update(max_foreign_tasks=-1)),
+    ("a toggle named twice", "TraceHeader", lambda r: r["environment"].update(fast_failure_toggles=[True, True])),
+    ("queue wait change without its wait", "TraceHeader", lambda r: r["environment"].update(queue_wait_changes=[{"queue": "send"}])),
+    ("negative queue wait", "TraceHeader", lambda r: r["environment"].update(queue_wait_changes=[{"queue": "send", "wait_ms": -1}])),
 ]
 
 
@@ -74,6 +82,19 @@ def test_a_record_of_the_wrong_shape_is_refused_by_both(
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     with pytest.raises(TraceInputError):
         validate([str(path)])
+
+
+def test_a_header_may_leave_its_environment_out_or_declare_every_kind_in_both(good: list[Record], tmp_path: Path) -> None:
+    faults = tmp_path / "faults.jsonl"
+    record_workload(faults, "faults", "5.3.3", 10)
+    declared = {**json.loads(faults.read_text().splitlines()[0]), "trace_id": good[0]["trace_id"]}
+    assert all(declared["environment"][k] for k in declared["environment"])  # every kind declared
+    bare = {k: v for k, v in good[0].items() if k != "environment"}
+    assert _schema_accepts(declared) and _schema_accepts(bare)
+    for header in (declared, bare):
+        path = tmp_path / "t.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in [header, *good[1:]]))
+        assert validate([str(path)]).events == len(good) - 1
 
 
 def test_a_black_box_arrival_may_leave_its_io_thread_out_in_both(good: list[Record], tmp_path: Path) -> None:

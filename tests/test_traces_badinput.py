@@ -14,6 +14,7 @@ import pytest
 from traces.format.records import ARROW_SCHEMA
 from traces.format.read import MAX_LINE_BYTES, TraceInputError, validate
 from traces.recording.record import record_workload
+from traces.format.write import parquet_row
 
 Record = dict[str, Any]
 
@@ -93,7 +94,7 @@ def test_event_of_a_trace_with_no_header(good: list[Record], tmp_path: Path) -> 
 
 
 def test_truncated_parquet(good: list[Record], tmp_path: Path) -> None:
-    rows = [{**r, "config": json.dumps(r["config"])} if "config" in r else r for r in good]
+    rows = [parquet_row(r) for r in good]
     path = tmp_path / "t.parquet"
     pq.write_table(pa.Table.from_pylist(rows, schema=ARROW_SCHEMA), path)
     path.write_bytes(path.read_bytes()[:-100])

@@ -336,20 +336,21 @@ QUEUES_VERDICTS = {
 
 
 def test_the_hidden_candidates_made_once_per_shape_are_those_of_every_state(tmp_path: Path) -> None:
-    """The search lists a state's hidden actions once per shape (threads and queues); every state it
-    meets must have exactly those (spec.machine.candidate_actions, filtered), or it would miss runs."""
+    """The search lists a state's hidden actions once per shape (threads, queues, and whether a
+    foreign task may still come); every state it meets must have exactly those
+    (spec.machine.candidate_actions under the declared environment, filtered), or it would miss runs."""
     from spec.machine import candidate_actions
-    from traces.checking.partial import _HIDDEN_ENV, PartialReplay
+    from traces.checking.partial import PartialReplay
 
     class Checked(PartialReplay):
         def _hidden_candidates(self, s: Any) -> Any:
             listed = super()._hidden_candidates(s)
-            fresh = [a for a in candidate_actions(self.config, s, _HIDDEN_ENV) if type(a) in self.hidden_rules]
+            fresh = [a for a in candidate_actions(self.config, s, self.environment) if type(a) in self.hidden_rules]
             assert [a for a, _, _ in listed] == fresh
             return listed
 
-    for workload in ("pool-exhaustion", "every-code"):
-        projected = list(project(_recorded(tmp_path, workload, "4.9.8", 150), Observation.QUEUES))
+    for workload, level in (("pool-exhaustion", Observation.QUEUES), ("every-code", Observation.QUEUES), ("faults", Observation.BLACK_BOX)):
+        projected = list(project(_recorded(tmp_path, workload, "4.9.8", 150), level))[:5]
         search = Checked(header_from_record(projected[0]), BUDGETS)
         assert all(search.feed(e) is None for e in projected[1:])
         assert len(search.hidden_by_shape) >= 1

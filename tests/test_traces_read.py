@@ -29,15 +29,15 @@ import traces.format.read as read
 from spec.profiles import ExecutorName
 from traces.format.records import ARROW_SCHEMA, HEADER_KIND, KINDS, LEVEL_KINDS, REPEATED_STRINGS, RESPONSE_KIND, Observation
 from traces.format.read import TraceInputError, Validator, validate
+from traces.format.write import parquet_row
 
 Record = dict[str, Any]
 EXAMPLES = Path(__file__).parent.parent / "traces" / "examples"
 
 
 def _example(name: str) -> list[Record]:
-    """An example trace as Parquet rows (config as JSON text)."""
-    records = [json.loads(line) for line in (EXAMPLES / name).read_text().splitlines()]
-    return [{**r, "config": json.dumps(r["config"])} if "config" in r else r for r in records]
+    """An example trace as Parquet rows (the header's objects as JSON text)."""
+    return [parquet_row(json.loads(line)) for line in (EXAMPLES / name).read_text().splitlines()]
 
 
 def _at_level(records: list[Record], observation: Observation, trace_id: str) -> list[Record]:
@@ -120,6 +120,7 @@ _VALUES: dict[str, list[object]] = {
     "observation": [*[o.value for o in Observation], "glass-box"],
     "profile": ["5.3.3", "9.9.9"],
     "config": ["{", "[]", "{}"],
+    "environment": ["{", "[]", "{}", '{"ha_appends": 1}', '{"storms": true}'],
     "responses": [[], [_RESPONSE, _RESPONSE], [None], [{**_RESPONSE, "request_id": None}], [{**_RESPONSE, "code": None}]],
 }
 _BY_TYPE: dict[pa.DataType, list[object]] = {pa.int64(): [0, -1, 7], pa.string(): ["", "x"], pa.bool_(): [True, False]}

@@ -36,6 +36,7 @@ from traces.format.records import (
     EVENT_FIELD_COLUMNS,
     FORMAT_VERSION,
     HEADER_COLUMNS,
+    OBJECT_HEADER_COLUMNS,
     OPTIONAL_HEADER_COLUMNS,
     HEADER_KIND,
     JAVA_INT_MAX,
@@ -79,7 +80,7 @@ _COLUMN_TYPES: dict[str, str] = {
     "observation": "str",
     "recording_incomplete": "str",
 }
-assert set(_COLUMN_TYPES) | {"responses", "config"} == set(ARROW_SCHEMA.names)
+assert set(_COLUMN_TYPES) | {"responses", *OBJECT_HEADER_COLUMNS} == set(ARROW_SCHEMA.names)
 
 
 class TraceInputError(Exception):
@@ -281,7 +282,7 @@ def _check_type(record: Mapping[str, Any], name: str, kind: str, required: bool)
 
 
 _EXACT_TYPES: dict[str, type] = {"int": int, "str": str, "bool": bool}
-_RECORD_FIELDS = frozenset(_COLUMN_TYPES) | {"responses", "config"}
+_RECORD_FIELDS = frozenset(_COLUMN_TYPES) | {"responses", *OBJECT_HEADER_COLUMNS}
 #: Per event kind, the event columns it must leave null, in column order (the order of the messages).
 _NOT_CARRIED: dict[str, tuple[str, ...]] = {k: tuple(n for n in EVENT_FIELD_COLUMNS if n not in f) for k, f in KIND_FIELDS.items()}
 #: Per event kind, every field it must leave null (or out).
@@ -299,7 +300,7 @@ def _parse_header(record: Mapping[str, Any]) -> TraceHeader:
     if seq != 0:
         raise _Bad(f"field 'seq': a header has seq 0, got {seq}")
     for name in HEADER_COLUMNS:
-        if name != "config":
+        if name not in OBJECT_HEADER_COLUMNS:
             _check_type(record, name, "str", required=name not in OPTIONAL_HEADER_COLUMNS)
     if record.get("recording_incomplete") is not None:
         raise _Bad(
@@ -310,16 +311,19 @@ def _parse_header(record: Mapping[str, Any]) -> TraceHeader:
         raise _Bad(f"field 'format_version': unknown format version {record['format_version']!r}; this reader knows {FORMAT_VERSION!r}")
     if record["observation"] not in {o.value for o in Observation}:
         raise _Bad(f"field 'observation': {record['observation']!r} is not one of {[o.value for o in Observation]}")
-    config = record.get("config")
-    if isinstance(config, str):
-        try:
-            config = json.loads(config)
-        except json.JSONDecodeError as e:
-            raise _Bad(f"field 'config': malformed JSON: {e}") from None
-    if not isinstance(config, dict):
-        raise _Bad("field 'config' must be an object")
+    objects = {}
+    for name in OBJECT_HEADER_COLUMNS:
+        value = record.get(name)
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError as e:
+                raise _Bad(f"field {name!r}: malformed JSON: {e}") from None
+        if not isinstance(value, dict) and (value is not None or name not in OPTIONAL_HEADER_COLUMNS):
+            raise _Bad(f"field {name!r} must be an object")
+        objects[name] = value
     try:
-        header = header_from_record({**record, "config": config})
+        header = header_from_record({**record, **objects})
     except ConfigError as e:
         raise _Bad(f"field {e}") from None
     return header

@@ -26,7 +26,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spec.actors import Action
-from spec.machine import ACTION_TYPES
+from spec.frozen import replace
+from spec.machine import ACTION_TYPES, Environment
 from spec.remoting import RequestArrives
 from spec.config import BrokerConfig, ExecutorConfig, FlushDiskType, RateLimitConfig
 from spec.profiles import ExecutorName, Profile
@@ -95,12 +96,17 @@ HEADER_COLUMNS: dict[str, pa.DataType] = {
     "profile": pa.string(),
     "observation": pa.string(),
     "config": pa.string(),  # JSON text of the configuration object (an object in JSON Lines)
+    # The hidden environment the trace declares (JSON text, an object in JSON Lines; null or
+    # absent: UNDECLARED_ENVIRONMENT). Read only by the partial replay.
+    "environment": pa.string(),
     # Why the recorder could not record every step of the run (null or absent: it did). A reader
     # refuses a trace that says so: what is missing could hide a violation or fake one.
     "recording_incomplete": pa.string(),
 }
 #: Header columns a header may leave out or null.
-OPTIONAL_HEADER_COLUMNS: frozenset[str] = frozenset({"recording_incomplete"})
+OPTIONAL_HEADER_COLUMNS: frozenset[str] = frozenset({"recording_incomplete", "environment"})
+#: Header columns that hold a JSON object (text in Parquet), not a string.
+OBJECT_HEADER_COLUMNS: tuple[str, ...] = ("config", "environment")
 
 ARROW_SCHEMA = pa.schema(
     [
@@ -163,6 +169,12 @@ class TraceHeader:
     profile: str
     observation: Observation
     config: BrokerConfig
+    environment: Environment | None = None  # the hidden environment it declares (declared_environment); None: none declared
+
+    def hidden_environment(self) -> Environment:
+        """What the environment may do that the trace need not show: its declaration, or
+        :data:`UNDECLARED_ENVIRONMENT`."""
+        return UNDECLARED_ENVIRONMENT if self.environment is None else self.environment
 
 
 def config_to_json(config: BrokerConfig) -> dict[str, Any]:
@@ -282,6 +294,105 @@ def _executor_name(value: str, where: str) -> ExecutorName:
         raise ConfigError(f"{where}: unknown executor {value!r}; known: {[n.value for n in ExecutorName]}") from None
 
 
+# -- The declared environment ----------------------------------------------------------------------
+
+#: What a trace may declare of its environment: the fields of :class:`spec.machine.Environment` that
+#: let the outside world take a step the trace need not show (the requests and the clock are the
+#: trace's own events). Each names the environment actions it allows: ``exceptions_in_lock``
+#: WorkerThrowsInsideLock, ``ha_appends`` the HA service's put lock, ``foreign_tasks`` /
+#: ``max_foreign_tasks`` InternalTaskSubmitted, ``limiter_overflows`` RateLimitHandlerFailsOpen,
+#: ``fast_failure_toggles`` and ``queue_wait_changes`` an operator's OperatorSets*.
+DECLARED_ENVIRONMENT_FIELDS: tuple[str, ...] = (
+    "exceptions_in_lock",
+    "ha_appends",
+    "foreign_tasks",
+    "max_foreign_tasks",
+    "limiter_overflows",
+    "fast_failure_toggles",
+    "queue_wait_changes",
+)
+
+#: A declaration of none of them: the outside world only sends what the trace shows.
+QUIET_ENVIRONMENT = Environment(requests=(), max_requests=0, clock_steps=(), max_elapsed_ms=0)
+#: What the partial replay assumes of a trace that declares nothing (the header has no
+#: ``environment``): the quiet environment, except that a worker may throw inside the put lock, a
+#: fault whose answer (SYSTEM_ERROR) the trace shows wherever it is answered.
+UNDECLARED_ENVIRONMENT = replace(QUIET_ENVIRONMENT, exceptions_in_lock=True)
+
+
+def declared_environment(env: Environment) -> Environment:
+    """The part of ``env`` a trace declares (:data:`DECLARED_ENVIRONMENT_FIELDS`), the rest quiet."""
+    return replace(QUIET_ENVIRONMENT, **{name: getattr(env, name) for name in DECLARED_ENVIRONMENT_FIELDS})
+
+
+def environment_to_json(env: Environment) -> dict[str, Any]:
+    """The header's ``environment`` object: every declared field, executors by name."""
+    return {
+        "exceptions_in_lock": env.exceptions_in_lock,
+        "ha_appends": env.ha_appends,
+        "foreign_tasks": [name.value for name in env.foreign_tasks],
+        "max_foreign_tasks": env.max_foreign_tasks,
+        "limiter_overflows": env.limiter_overflows,
+        "fast_failure_toggles": list(env.fast_failure_toggles),
+        "queue_wait_changes": [{"queue": queue.value, "wait_ms": wait} for queue, wait in env.queue_wait_changes],
+    }
+
+
+def environment_from_json(config: BrokerConfig, obj: Mapping[str, Any]) -> Environment:
+    """The environment a header's ``environment`` object declares for a broker of ``config``; a
+    field left out declares none of its kind. ConfigError names a bad field."""
+    where = "environment"
+    stray = sorted(set(obj) - set(DECLARED_ENVIRONMENT_FIELDS))
+    if stray:
+        raise ConfigError(f"{where}: unknown field(s) {stray}; known: {list(DECLARED_ENVIRONMENT_FIELDS)}")
+
+    def items(key: str, kind: type) -> list[Any]:
+        """The list ``key`` holds (none if left out), each item of type ``kind``."""
+        values = _get(obj, key, list, where) if key in obj else []
+        return [_get({f"{key}[{i}]": v}, f"{key}[{i}]", kind, where) for i, v in enumerate(values)]
+
+    def flag(key: str) -> bool:
+        return bool(_get(obj, key, bool, where)) if key in obj else False
+
+    executors = [e.name for e in config.executors]
+    foreign = tuple(_executor_name(v, f"{where}.foreign_tasks[{i}]") for i, v in enumerate(items("foreign_tasks", str)))
+    for i, name in enumerate(foreign):
+        if name not in executors:
+            raise ConfigError(f"{where}.foreign_tasks[{i}]: the broker has no {name.value!r} executor; it has {[e.value for e in executors]}")
+    most = _get(obj, "max_foreign_tasks", int, where) if "max_foreign_tasks" in obj else 0
+    if most < 0 or (most > 0) != bool(foreign):
+        raise ConfigError(
+            f"{where}.max_foreign_tasks must be at least 1 exactly when foreign_tasks names an executor, got {most} with foreign_tasks {[n.value for n in foreign]}"
+        )
+    toggles = tuple(items("fast_failure_toggles", bool))
+    waits: list[tuple[ExecutorName, int]] = []
+    cleaned = {queue for queue, _ in config.queue_waits}
+    for i, item in enumerate(items("queue_wait_changes", dict)):
+        iw = f"{where}.queue_wait_changes[{i}]"
+        if set(item) != {"queue", "wait_ms"}:
+            raise ConfigError(f"{iw} must be an object with exactly 'queue' and 'wait_ms', got {json.dumps(item)[:80]}")
+        queue = _executor_name(_get(item, "queue", str, iw), f"{iw}.queue")
+        if queue not in cleaned:
+            raise ConfigError(f"{iw}.queue: fast failure does not clean queue {queue.value!r} here; it cleans {[q.value for q, _ in config.queue_waits]}")
+        wait = _get(item, "wait_ms", int, iw)
+        if wait < 0:
+            raise ConfigError(f"{iw}.wait_ms must be at least 0, got {wait}")
+        waits.append((queue, wait))
+    for key, values in (("foreign_tasks", foreign), ("fast_failure_toggles", toggles), ("queue_wait_changes", tuple(waits))):
+        if len(set(values)) != len(values):
+            raise ConfigError(f"{where}.{key} names a value twice: {json.dumps(obj[key])[:80]}")
+    return replace(
+        QUIET_ENVIRONMENT,
+        exceptions_in_lock=flag("exceptions_in_lock"),
+        ha_appends=flag("ha_appends"),
+        foreign_tasks=foreign,
+        max_foreign_tasks=most,
+        limiter_overflows=flag("limiter_overflows"),
+        fast_failure_toggles=toggles,
+        queue_wait_changes=tuple(waits),
+    )
+
+
 def header_record(header: TraceHeader) -> dict[str, Any]:
     """The header as a flat record (``config`` as a JSON object)."""
     return {
@@ -295,20 +406,23 @@ def header_record(header: TraceHeader) -> dict[str, Any]:
         "profile": header.profile,
         "observation": header.observation.value,
         "config": config_to_json(header.config),
+        **({} if header.environment is None else {"environment": environment_to_json(header.environment)}),
     }
 
 
 def header_from_record(record: Mapping[str, Any]) -> TraceHeader:
-    """The header a validated header record describes (``config`` as an object or JSON text)."""
-    config = record["config"]
-    obj = json.loads(config) if isinstance(config, str) else config
+    """The header a validated header record describes (``config`` and ``environment`` as objects or JSON text)."""
+    objects: dict[str, Any] = {name: json.loads(text) if isinstance(text := record.get(name), str) else text for name in OBJECT_HEADER_COLUMNS}
+    config = config_from_json(record["profile"], objects["config"])
+    environment = objects["environment"]
     return TraceHeader(
         trace_id=record["trace_id"],
         implementation=record["implementation"],
         implementation_version=record["implementation_version"],
         profile=record["profile"],
         observation=Observation(record["observation"]),
-        config=config_from_json(record["profile"], obj),
+        config=config,
+        environment=None if environment is None else environment_from_json(config, environment),
     )
 
 
@@ -488,6 +602,34 @@ def _code_json_schema() -> dict[str, Any]:
     }
 
 
+def _environment_json_schema() -> dict[str, Any]:
+    executor = _field_json_schema("ExecutorName")
+    flag: dict[str, Any] = {"type": "boolean"}
+    return {
+        "type": ["object", "null"],
+        "description": "the hidden environment steps the trace allows (a field left out: none of its kind); null or absent: only an exception inside the put lock; see docs/trace-format.md",
+        "properties": {
+            "exceptions_in_lock": flag,
+            "ha_appends": flag,
+            "foreign_tasks": {"type": "array", "items": executor, "uniqueItems": True},
+            "max_foreign_tasks": {"type": "integer", "minimum": 0},
+            "limiter_overflows": flag,
+            "fast_failure_toggles": {"type": "array", "items": flag, "uniqueItems": True},
+            "queue_wait_changes": {
+                "type": "array",
+                "uniqueItems": True,
+                "items": {
+                    "type": "object",
+                    "required": ["queue", "wait_ms"],
+                    "properties": {"queue": executor, "wait_ms": {"type": "integer", "minimum": 0}},
+                    "additionalProperties": False,
+                },
+            },
+        },
+        "additionalProperties": False,
+    }
+
+
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of one JSON Lines record (header or event), generated from the spec's actions."""
     response = {
@@ -520,6 +662,7 @@ def json_schema() -> dict[str, Any]:
             "type": "null",
             "description": "why the recorder missed steps of the run; a trace that has a reason is refused",
         },
+        "environment": _environment_json_schema(),
     }
     # A record may carry another kind's columns only as null (a Parquet row holds every column).
     variants: list[dict[str, Any]] = [

@@ -17,18 +17,16 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from traces.format.records import ARROW_SCHEMA
+from traces.format.records import ARROW_SCHEMA, OBJECT_HEADER_COLUMNS
 from traces.format.storage import filesystem, joined, location, make_dir, open_output, remove_files, suffix
 
 DEFAULT_ROW_GROUP = 100_000
 DEFAULT_FILE_ROWS = 1_000_000
 
 
-def _parquet_row(record: Mapping[str, Any]) -> dict[str, Any]:
-    config = record.get("config")
-    if isinstance(config, dict):
-        return {**record, "config": json.dumps(config)}
-    return dict(record)
+def parquet_row(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The record with the header's objects as JSON text, as their Parquet columns hold them."""
+    return {**record, **{name: json.dumps(value) for name in OBJECT_HEADER_COLUMNS if isinstance(value := record.get(name), dict)}}
 
 
 class TraceWriter:
@@ -57,7 +55,7 @@ class TraceWriter:
         if self._text is not None:
             self._text.write((json.dumps(record, separators=(",", ":")) + "\n").encode())
             return
-        self._buffer.append(_parquet_row(record))
+        self._buffer.append(parquet_row(record))
         if len(self._buffer) >= self.row_group:
             self._flush()
 

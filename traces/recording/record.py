@@ -36,7 +36,7 @@ from spec.machine import ActionNotEnabled, Environment, RequestTemplate, candida
 from spec.profiles import ExecutorName
 from spec.releases import profile
 from spec.state import BrokerState, Response, initial_state
-from traces.format.records import Observation, RecordedResponse, TraceHeader, event_record, header_record
+from traces.format.records import Observation, RecordedResponse, TraceHeader, declared_environment, event_record, header_record
 from traces.format.write import TraceWriter
 
 DRAIN_FACTOR = 3
@@ -364,6 +364,7 @@ def record_workload(
                 profile=version,
                 observation=Observation.FULL,
                 config=config,
+                environment=declared_environment(w.env),  # what the walk lets the outside world do unseen below full
             )
             recorder = TraceRecorder(writer, header)
             walk(w, config, events, seed + t, IMPLEMENTATIONS[implementation](config, recorder))
