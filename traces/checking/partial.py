@@ -50,9 +50,11 @@ lock, and the limiter's pool does not reject, unless the trace shows it (these a
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -396,9 +398,30 @@ def replay_partial(header: TraceHeader, events: Iterable[Mapping[str, Any]], bud
     first, then (if it found no run) the exhaustive one, within one budget. ``reduce``: the
     exhaustive search drops the states :mod:`traces.checking.reduction` allows (off only to
     compare the two, in tests and measurements)."""
+    with _no_cyclic_gc():
+        # the witness-first search goes back and forth over the events; the reduction reads ahead
+        return _replay_partial(header, list(events), budgets, reduce)
+
+
+@contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the while. A search allocates many small immutable
+    states and keeps those it visited, so the collector would scan a growing heap again and again
+    for nothing: states and trails form no cycles, so reference counting frees what the search
+    drops (and a cycle made meanwhile is collected once the collector is back on)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _replay_partial(header: TraceHeader, observed: list[Mapping[str, Any]], budgets: Budgets, reduce: bool) -> PartialResult:
+    """:func:`replay_partial`'s searches, with the cyclic collector off."""
     from traces.checking.witness import find_witness  # it builds on this module's search
 
-    observed = list(events)  # the witness-first search goes back and forth over them; the reduction reads ahead
     started = time.monotonic()
     witness_first = PartialReplay(header, budgets)
     guided = find_witness(witness_first, observed)
