@@ -305,7 +305,7 @@ class PartialReplay:
             return pool, {s: kept[s] for s in representatives.kept()}
         return pool, kept
 
-    def number(self, opaque: int, pool: Mapping[BrokerState, object]) -> None:
+    def number(self, opaque: int, pool: Iterable[BrokerState]) -> None:
         """Arrivals are visible at every level, so every candidate numbers the request alike."""
         ids = {s.next_request_id for s in pool}
         if len(ids) == 1:

@@ -171,7 +171,9 @@ class _Search:
         ((root, trail),) = replay.candidates.items()
         if not events:
             return replay.end()  # the initial state explains a trace with no event
-        visited: set[tuple[BrokerState, int]] = {(root, 0)}
+        visited = _Visited()
+        visited.first_time(root, 0)
+        nodes = 1  # nodes searched
         frames: list[Iterator[tuple[BrokerState, int, Trail | None]]] = [self._children(root, trail, 0)]
         try:
             while frames:
@@ -185,11 +187,11 @@ class _Search:
                     replay.events = k
                     replay.sizes = [self.searched.get(i, 0) for i in range(len(events))]
                     return replay.end()
-                if (s, k) in visited:
+                if not visited.first_time(s, k):
                     continue
-                visited.add((s, k))
+                nodes += 1
                 self.searched[k] = self.searched.get(k, 0) + 1
-                if len(visited) > replay.budgets.candidates * 20:
+                if nodes > replay.budgets.candidates * 20:
                     raise OutOfBudget(f"candidates budget ({replay.budgets.candidates * 20} states searched) ran out")
                 self.deepest = max(self.deepest, k)
                 frames.append(self._children(s, trail, k))
@@ -210,7 +212,7 @@ class _Search:
         recorded = responses_from_record(record)
         if s.now == before:
             if record["kind"] == RequestArrives.__name__:
-                replay.number(record["request_id"], {s: None})
+                replay.number(record["request_id"], (s,))
             expected = [(replay.id_of.get(r.request_id), r.code, r.remark) for r in recorded]
             for a, after, written in replay.explanations(s, record):
                 if written_as(written, expected):
@@ -318,6 +320,46 @@ class _Search:
             ahead |= {t.request.id for t in send.queue if isinstance(t, RequestTask)}
             return any(k <= i < answered and self.replay.id_of.get(o) not in ahead for i, o in self.answers.by_workers.get(ExecutorName.SEND, ()))
         return False
+
+
+class _Visited:
+    """The nodes searched lately, so that a node met again is not searched again.
+
+    A node is kept by the events it explains and its clock, and hashed only once a second node
+    has the same two: the search mostly goes forward, most nodes are alone with theirs, and
+    hashing a state is much of a step's cost. Nodes more than :data:`_REMEMBERED_EVENTS` events
+    behind the deepest node are forgotten, so that memory does not grow with the trace. Forgetting
+    costs only time, never soundness: this set only prunes repeats (a node searched again finds
+    what it found before), and what the search returns is still a path of enabled steps checked
+    event by event."""
+
+    def __init__(self) -> None:
+        self.by_events: dict[int, dict[int, BrokerState | set[BrokerState]]] = {}  # events explained -> clock -> node(s)
+        self.floor = 0  # nodes explaining fewer events are forgotten
+
+    def first_time(self, s: BrokerState, k: int) -> bool:
+        """Whether the node (``s``, ``k``) was not met before (as far as remembered); it is now."""
+        if k < self.floor:
+            return True
+        floor = k - _REMEMBERED_EVENTS
+        while self.floor < floor:
+            self.by_events.pop(self.floor, None)
+            self.floor += 1
+        clocks = self.by_events.setdefault(k, {})
+        met = clocks.get(s.now)
+        if met is None:
+            clocks[s.now] = s
+            return True
+        if not isinstance(met, set):
+            met = clocks[s.now] = {met}
+        if s in met:
+            return False
+        met.add(s)
+        return True
+
+
+#: How far behind the deepest node the search remembers the nodes it searched, in events explained.
+_REMEMBERED_EVENTS = 1_000
 
 
 def _request_served(s: BrokerState, a: Action) -> int | None:
