@@ -196,11 +196,20 @@ class PartialReplay:
 
     def hidden_steps(self, s: BrokerState) -> Iterator[tuple[Action, BrokerState, tuple[Response, ...]]]:
         """Each hidden step enabled in ``s``, with the state after it and what it wrote (each guard read once)."""
+        for a, effect in self.enabled_hidden(s):
+            yield a, *self.take(s, a, effect)
+
+    def enabled_hidden(self, s: BrokerState) -> Iterator[tuple[Action, Effect]]:
+        """Each hidden action enabled in ``s``, with its effect, not yet taken (:meth:`take`)."""
         for a, guard, effect in self._hidden_candidates(s):
             if guard(self.config, s, a):
-                self._count_step()
-                after, out = effect(self.config, s, a)
-                yield a, after, out.responses
+                yield a, effect
+
+    def take(self, s: BrokerState, a: Action, effect: Effect) -> tuple[BrokerState, tuple[Response, ...]]:
+        """The enabled action ``a`` taken in ``s`` by its effect: the state after it and what it wrote."""
+        self._count_step()
+        after, out = effect(self.config, s, a)
+        return after, out.responses
 
     def clock_guard_due(self, s: BrokerState) -> int | None:
         """When a hidden step could next become enabled by time alone: a due fast-failure run, if hidden."""

@@ -52,6 +52,7 @@ from spec.actors import Action, CommitServiceStep, FastFailureStep, IoThreadStep
 from spec.codes import CLEAN_QUEUE_PATTERN, CLEAN_QUEUE_TAGS
 from spec.config import BrokerConfig
 from spec.environment import ClockAdvances
+from spec.machine import Effect
 from spec.profiles import ExecutorName
 from spec.remoting import (
     DispatchCreatesTask,
@@ -219,18 +220,19 @@ class _Search:
                     yield after, k + 1, Trail(trail, a, ts, tuple(recorded))
                     if isinstance(a, RequestArrives):
                         break  # idle remoting threads are alike: the lowest stands for them all
+        # A hidden step's effect is taken only when the step is tried (most nodes' first child
+        # leads on); one that writes a response is no silent step and is passed over then.
         silent = sorted(
-            (urgency, i, a, after)
-            for i, (a, after, written) in enumerate(replay.hidden_steps(s))
-            if not written and (urgency := self._urgency(s, a, k)) is not None
+            (urgency, i, a, effect)
+            for i, (a, effect) in enumerate(replay.enabled_hidden(s))
+            if (urgency := self._urgency(s, a, k)) is not None
         )
         early: frozenset[type[Action]] = frozenset()
         if self.strategy.loads_early:
             early = early.union(*(_LOADS_EARLY.get(_tag(r.remark), frozenset()) for r in recorded))
-        now = [(a, after) for urgency, _, a, after in silent if urgency == 0 or type(a) in early]
-        later = [(a, after) for urgency, _, a, after in silent if not (urgency == 0 or type(a) in early)]
-        for a, after in now:
-            yield after, k, Trail(trail, a, after.now, ())
+        now = [(a, effect) for urgency, _, a, effect in silent if urgency == 0 or type(a) in early]
+        later = [(a, effect) for urgency, _, a, effect in silent if not (urgency == 0 or type(a) in early)]
+        yield from self._silent(s, k, trail, now)
         if s.now < before:
             due = replay.clock_guard_due(s)
             if due is None or due > s.now:  # a due run starts before time moves on
@@ -242,9 +244,15 @@ class _Search:
                 if taken is not None:
                     yield taken[0], k, trail
         if self.strategy.focused:
-            later = [(a, after) for a, after in later if self._on_the_way(s, a, record)]
-        for a, after in later:
-            yield after, k, Trail(trail, a, after.now, ())
+            later = [(a, effect) for a, effect in later if self._on_the_way(s, a, record)]
+        yield from self._silent(s, k, trail, later)
+
+    def _silent(self, s: BrokerState, k: int, trail: Trail | None, steps: Sequence[tuple[Action, Effect]]) -> Iterator[tuple[BrokerState, int, Trail | None]]:
+        """The children by these hidden steps that write nothing, in turn."""
+        for a, effect in steps:
+            after, written = self.replay.take(s, a, effect)
+            if not written:
+                yield after, k, Trail(trail, a, after.now, ())
 
     def _on_the_way(self, s: BrokerState, a: Action, record: Mapping[str, Any]) -> bool:
         """Whether a hidden step can bear on the next event: before an arrival, a remoting
