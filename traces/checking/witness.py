@@ -11,7 +11,8 @@ follows one run instead, and lets the trace steer it:
   responses; the hidden steps the next event needs (those of the request it answers, and the
   fast-failure scheduler's, whose run is quick); time moving on; the other hidden steps, the
   request answered soonest first. So a hidden step waits until the trace needs it, and a dead end
-  backs up to the last choice with a child left. A node met before is not searched again.
+  backs up to the last choice with a child left. A node met before is not searched again
+  (as far back as :class:`_Visited` remembers).
 - Time moves only to the next event's ``ts``, the next due fast-failure run (which starts on
   time), or a task's creation time that a cleaner's remark gives ("period in queue: 63ms" at
   ``ts`` 194 says the task was created at 131; no other time explains that answer).
