@@ -282,8 +282,20 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=Path("out/bench"))
     parser.add_argument("--section", default="bench", help="which generated section of docs/benchmarks.md to rewrite")
     parser.add_argument("--no-doc", action="store_true", help="do not rewrite docs/benchmarks.md")
+    parser.add_argument(
+        "--partial-only",
+        default="",
+        help="only the full replay and the partial replay at these levels (comma-separated: queues,black-box) of the replay dataset; implies --no-doc",
+    )
     args = parser.parse_args()
     sizes = sorted({int(s) for s in args.sizes.split(",")} | {args.replay_size})
+    levels = [Observation.QUEUES, Observation.BLACK_BOX]
+    if args.partial_only:
+        try:
+            levels = [Observation(level) for level in args.partial_only.split(",")]
+        except ValueError as e:
+            parser.error(f"--partial-only: {e}")
+        sizes, args.no_plain, args.long_events, args.no_doc = [args.replay_size], True, 0, True
 
     from traces.checking.check import run_check
     from traces.checking.session import get_spark
@@ -310,7 +322,7 @@ def main() -> int:
         in_tasks: dict[int, tuple[Measure, Measure, Validator, DriverCost]] = {}
         # The tasks at every size first: the driver's own validation leaves memory resident that
         # the tasks' figures would show.
-        for n in sizes:
+        for n in [] if args.partial_only else sizes:
 
             def validate_in_tasks() -> tuple[Measure, Measure, Validator]:
                 start = time.perf_counter()
@@ -328,6 +340,8 @@ def main() -> int:
             start = time.perf_counter()
             v, in_driver = driver_cost(lambda: validate([path]))
             validators[n] = v
+            if n not in in_tasks:
+                continue
             mv = Measure(f"validate {n:,} in the driver", v.events, time.perf_counter() - start)
             ml, mt, tasks, with_tasks = in_tasks[n]
             if (tasks.summaries(), tasks.kinds) != (v.summaries(), v.kinds):
@@ -345,7 +359,7 @@ def main() -> int:
             )
         replay_path = str(datasets[args.replay_size])
         replay_events = validators[args.replay_size].events
-        for n in sizes:
+        for n in [] if args.partial_only else sizes:
             v = validators[n]
             mr, _ = timed(
                 f"all rules, Spark {args.master}, {n:,}", v.events, lambda: run_check(spark, [str(datasets[n])], rules=True, replay=False, validator=v)
@@ -358,7 +372,8 @@ def main() -> int:
         )
         results.append(ms)
         lines.append(f"- replay verdicts on Spark: {sorted({t.verdict for t in check.traces})}")
-        for level, budgets in ((Observation.QUEUES, Budgets()), (Observation.BLACK_BOX, Budgets(seconds=5))):
+        for level in levels:
+            budgets = Budgets() if level is Observation.QUEUES else Budgets(seconds=5)
             measure, line = _partial_replay(spark, replay_path, args.work / f"events-{args.replay_size}-{level.value}", level, budgets, args.master)
             results.append(measure)
             lines.append(line)

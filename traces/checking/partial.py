@@ -53,9 +53,11 @@ the declaration's narrowest part first (:func:`witness_environments`).
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -210,11 +212,20 @@ class PartialReplay:
 
     def hidden_steps(self, s: BrokerState) -> Iterator[tuple[Action, BrokerState, tuple[Response, ...]]]:
         """Each hidden step enabled in ``s``, with the state after it and what it wrote (each guard read once)."""
+        for a, effect in self.enabled_hidden(s):
+            yield a, *self.take(s, a, effect)
+
+    def enabled_hidden(self, s: BrokerState) -> Iterator[tuple[Action, Effect]]:
+        """Each hidden action enabled in ``s``, with its effect, not yet taken (:meth:`take`)."""
         for a, guard, effect in self._hidden_candidates(s):
             if guard(self.config, s, a):
-                self._count_step()
-                after, out = effect(self.config, s, a)
-                yield a, after, out.responses
+                yield a, effect
+
+    def take(self, s: BrokerState, a: Action, effect: Effect) -> tuple[BrokerState, tuple[Response, ...]]:
+        """The enabled action ``a`` taken in ``s`` by its effect: the state after it and what it wrote."""
+        self._count_step()
+        after, out = effect(self.config, s, a)
+        return after, out.responses
 
     def clock_guard_due(self, s: BrokerState) -> int | None:
         """When a hidden step could next become enabled by time alone: a due fast-failure run, if hidden."""
@@ -319,7 +330,7 @@ class PartialReplay:
             return pool, {s: kept[s] for s in representatives.kept()}
         return pool, kept
 
-    def number(self, opaque: int, pool: Mapping[BrokerState, object]) -> None:
+    def number(self, opaque: int, pool: Iterable[BrokerState]) -> None:
         """Arrivals are visible at every level, so every candidate numbers the request alike."""
         ids = {s.next_request_id for s in pool}
         if len(ids) == 1:
@@ -412,9 +423,30 @@ def replay_partial(header: TraceHeader, events: Iterable[Mapping[str, Any]], bud
     first, then (if it found no run) the exhaustive one, within one budget. ``reduce``: the
     exhaustive search drops the states :mod:`traces.checking.reduction` allows (off only to
     compare the two, in tests and measurements)."""
+    with _no_cyclic_gc():
+        # the witness-first search goes back and forth over the events; the reduction reads ahead
+        return _replay_partial(header, list(events), budgets, reduce)
+
+
+@contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the while. A search allocates many small immutable
+    states and keeps those it visited, so the collector would scan a growing heap again and again
+    for nothing: states and trails form no cycles, so reference counting frees what the search
+    drops (and a cycle made meanwhile is collected once the collector is back on)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _replay_partial(header: TraceHeader, observed: list[Mapping[str, Any]], budgets: Budgets, reduce: bool) -> PartialResult:
+    """:func:`replay_partial`'s searches, with the cyclic collector off."""
     from traces.checking.witness import find_witness  # it builds on this module's search
 
-    observed = list(events)  # the witness-first search goes back and forth over them; the reduction reads ahead
     impossible = first_impossible(header.config, declared_environment(header.hidden_environment()), observed)
     started = time.monotonic()
     steps, guided = 0, "the witness-first search was not run (no run explains the trace)"

@@ -14,6 +14,7 @@ import argparse
 import itertools
 import tempfile
 import time
+import tracemalloc
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,23 +48,32 @@ class Tally:
     explained: int = 0
     events: int = 0
     seconds: float = 0.0
+    cpu_seconds: float = 0.0  # this process's CPU time: steadier than wall time on a shared machine
     steps: int = 0
 
     def line(self) -> str:
         rate = self.events / max(self.seconds, 1e-9)
+        cpu_rate = self.events / max(self.cpu_seconds, 1e-9)
         per_event = self.steps / max(self.events, 1)
         return (
             f"{self.explained} of {self.traces} conformant with an accepted witness; over those, {self.events:,} events"
-            f" in {self.seconds:.2f} s: {rate:,.0f} events/s, {per_event:,.0f} spec steps an event"
+            f" in {self.seconds:.2f} s: {rate:,.0f} events/s ({cpu_rate:,.0f} a CPU second), {per_event:,.0f} spec steps an event"
         )
 
 
-def survey(name: str, records: Sequence[dict[str, Any]], level: Observation, budgets: Budgets, tally: Tally) -> str:
-    """One line: the search of ``records`` projected to ``level`` (added to ``tally``)."""
+def survey(name: str, records: Sequence[dict[str, Any]], level: Observation, budgets: Budgets, tally: Tally, peak_memory: bool = False) -> str:
+    """One line: the search of ``records`` projected to ``level`` (added to ``tally``); with
+    ``peak_memory``, the most memory the search held at once (tracemalloc, which slows it)."""
     projected = list(project(records, level))
-    started = time.monotonic()
+    if peak_memory:
+        tracemalloc.start()
+    started, cpu_started = time.monotonic(), time.process_time()
     result = replay_partial(header_from_record(projected[0]), projected[1:], budgets)
-    seconds = time.monotonic() - started
+    seconds, cpu_seconds = time.monotonic() - started, time.process_time() - cpu_started
+    memory = ""
+    if peak_memory:
+        memory = f", peak {tracemalloc.get_traced_memory()[1] / 1e6:,.1f} MB traced"
+        tracemalloc.stop()
     events = len(projected) - 1
     accepted = result.verdict == "conformant" and witness_accepted(projected, result)
     checked = "" if result.verdict != "conformant" else "; witness accepted" if accepted else "; WITNESS REFUSED"
@@ -72,11 +82,12 @@ def survey(name: str, records: Sequence[dict[str, Any]], level: Observation, bud
         tally.explained += 1
         tally.events += events
         tally.seconds += seconds
+        tally.cpu_seconds += cpu_seconds
         tally.steps += result.steps
     why = f"; {result.detail[:200]}" if result.verdict != "conformant" else ""
     return (
         f"{name:34} {events:6} events  {result.verdict:12} {seconds:7.2f} s {events / max(seconds, 1e-9):9.0f} events/s"
-        f"  states median {result.median_candidates:g} max {result.max_candidates}, {result.steps:,} spec steps{checked}{why}"
+        f"  states median {result.median_candidates:g} max {result.max_candidates}, {result.steps:,} spec steps{memory}{checked}{why}"
     )
 
 
@@ -111,12 +122,13 @@ def arguments(prog: str, doc: str, level: str, events: int, profiles: str) -> ar
 def main(argv: Sequence[str] | None = None) -> None:
     parser = arguments("python -m traces.checking.survey", __doc__, "black-box", 300, "4.3.2,4.9.8,5.3.3")
     parser.add_argument("--witness-share", type=float, default=Budgets().witness_share, help="of the budget, what the witness-first search may use first (1: it alone)")
+    parser.add_argument("--peak-memory", action="store_true", help="trace each search's allocations and print its peak (slower)")
     args = parser.parse_args(argv)
     level = Observation(args.level)
     budgets = Budgets(steps=args.max_steps, seconds=args.max_seconds, witness_share=args.witness_share)
     tally = Tally()
     for name, records in traces_surveyed(args.broken, args.profiles.split(","), args.workloads.split(","), args.events):
-        print(survey(name, records, level, budgets, tally), flush=True)
+        print(survey(name, records, level, budgets, tally, args.peak_memory), flush=True)
     print(tally.line())
 
 

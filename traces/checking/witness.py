@@ -11,7 +11,8 @@ follows one run instead, and lets the trace steer it:
   responses; the hidden steps the next event needs (those of the request it answers, and the
   fast-failure scheduler's, whose run is quick); time moving on; the other hidden steps, the
   request answered soonest first. So a hidden step waits until the trace needs it, and a dead end
-  backs up to the last choice with a child left. A node met before is not searched again.
+  backs up to the last choice with a child left. A node met before is not searched again
+  (as far back as :class:`_Visited` remembers).
 - Time moves only to the next event's ``ts``, the next due fast-failure run (which starts on
   time), or a task's creation time that a cleaner's remark gives ("period in queue: 63ms" at
   ``ts`` 194 says the task was created at 131; no other time explains that answer).
@@ -52,6 +53,7 @@ from spec.actors import Action, CommitServiceStep, FastFailureStep, IoThreadStep
 from spec.codes import CLEAN_QUEUE_PATTERN, CLEAN_QUEUE_TAGS
 from spec.config import BrokerConfig
 from spec.environment import ClockAdvances
+from spec.machine import Effect
 from spec.profiles import ExecutorName
 from spec.remoting import (
     DispatchCreatesTask,
@@ -171,7 +173,9 @@ class _Search:
         ((root, trail),) = replay.candidates.items()
         if not events:
             return replay.end()  # the initial state explains a trace with no event
-        visited: set[tuple[BrokerState, int]] = {(root, 0)}
+        visited = _Visited()
+        visited.first_time(root, 0)
+        nodes = 1  # nodes searched
         frames: list[Iterator[tuple[BrokerState, int, Trail | None]]] = [self._children(root, trail, 0)]
         try:
             while frames:
@@ -185,11 +189,11 @@ class _Search:
                     replay.events = k
                     replay.sizes = [self.searched.get(i, 0) for i in range(len(events))]
                     return replay.end()
-                if (s, k) in visited:
+                if not visited.first_time(s, k):
                     continue
-                visited.add((s, k))
+                nodes += 1
                 self.searched[k] = self.searched.get(k, 0) + 1
-                if len(visited) > replay.budgets.candidates * 20:
+                if nodes > replay.budgets.candidates * 20:
                     raise OutOfBudget(f"candidates budget ({replay.budgets.candidates * 20} states searched) ran out")
                 self.deepest = max(self.deepest, k)
                 frames.append(self._children(s, trail, k))
@@ -210,25 +214,26 @@ class _Search:
         recorded = responses_from_record(record)
         if s.now == before:
             if record["kind"] == RequestArrives.__name__:
-                replay.number(record["request_id"], {s: None})
+                replay.number(record["request_id"], (s,))
             expected = [(replay.id_of.get(r.request_id), r.code, r.remark) for r in recorded]
             for a, after, written in replay.explanations(s, record):
                 if written_as(written, expected):
                     yield after, k + 1, Trail(trail, a, ts, tuple(recorded))
                     if isinstance(a, RequestArrives):
                         break  # idle remoting threads are alike: the lowest stands for them all
+        # A hidden step's effect is taken only when the step is tried (most nodes' first child
+        # leads on); one that writes a response is no silent step and is passed over then.
         silent = sorted(
-            (urgency, i, a, after)
-            for i, (a, after, written) in enumerate(replay.hidden_steps(s))
-            if not written and (urgency := self._urgency(s, a, k)) is not None
+            (urgency, i, a, effect)
+            for i, (a, effect) in enumerate(replay.enabled_hidden(s))
+            if (urgency := self._urgency(s, a, k)) is not None
         )
         early: frozenset[type[Action]] = frozenset()
         if self.strategy.loads_early:
             early = early.union(*(_LOADS_EARLY.get(_tag(r.remark), frozenset()) for r in recorded))
-        now = [(a, after) for urgency, _, a, after in silent if urgency == 0 or type(a) in early]
-        later = [(a, after) for urgency, _, a, after in silent if not (urgency == 0 or type(a) in early)]
-        for a, after in now:
-            yield after, k, Trail(trail, a, after.now, ())
+        now = [(a, effect) for urgency, _, a, effect in silent if urgency == 0 or type(a) in early]
+        later = [(a, effect) for urgency, _, a, effect in silent if not (urgency == 0 or type(a) in early)]
+        yield from self._silent(s, k, trail, now)
         if s.now < before:
             due = replay.clock_guard_due(s)
             if due is None or due > s.now:  # a due run starts before time moves on
@@ -240,9 +245,15 @@ class _Search:
                 if taken is not None:
                     yield taken[0], k, trail
         if self.strategy.focused:
-            later = [(a, after) for a, after in later if self._on_the_way(s, a, record)]
-        for a, after in later:
-            yield after, k, Trail(trail, a, after.now, ())
+            later = [(a, effect) for a, effect in later if self._on_the_way(s, a, record)]
+        yield from self._silent(s, k, trail, later)
+
+    def _silent(self, s: BrokerState, k: int, trail: Trail | None, steps: Sequence[tuple[Action, Effect]]) -> Iterator[tuple[BrokerState, int, Trail | None]]:
+        """The children by these hidden steps that write nothing, in turn."""
+        for a, effect in steps:
+            after, written = self.replay.take(s, a, effect)
+            if not written:
+                yield after, k, Trail(trail, a, after.now, ())
 
     def _on_the_way(self, s: BrokerState, a: Action, record: Mapping[str, Any]) -> bool:
         """Whether a hidden step can bear on the next event: before an arrival, a remoting
@@ -318,6 +329,46 @@ class _Search:
             ahead |= {t.request.id for t in send.queue if isinstance(t, RequestTask)}
             return any(k <= i < answered and self.replay.id_of.get(o) not in ahead for i, o in self.answers.by_workers.get(ExecutorName.SEND, ()))
         return False
+
+
+class _Visited:
+    """The nodes searched lately, so that a node met again is not searched again.
+
+    A node is kept by the events it explains and its clock, and hashed only once a second node
+    has the same two: the search mostly goes forward, most nodes are alone with theirs, and
+    hashing a state is much of a step's cost. Nodes more than :data:`_REMEMBERED_EVENTS` events
+    behind the deepest node are forgotten, so that memory does not grow with the trace. Forgetting
+    costs only time, never soundness: this set only prunes repeats (a node searched again finds
+    what it found before), and what the search returns is still a path of enabled steps checked
+    event by event."""
+
+    def __init__(self) -> None:
+        self.by_events: dict[int, dict[int, BrokerState | set[BrokerState]]] = {}  # events explained -> clock -> node(s)
+        self.floor = 0  # nodes explaining fewer events are forgotten
+
+    def first_time(self, s: BrokerState, k: int) -> bool:
+        """Whether the node (``s``, ``k``) was not met before (as far as remembered); it is now."""
+        if k < self.floor:
+            return True
+        floor = k - _REMEMBERED_EVENTS
+        while self.floor < floor:
+            self.by_events.pop(self.floor, None)
+            self.floor += 1
+        clocks = self.by_events.setdefault(k, {})
+        met = clocks.get(s.now)
+        if met is None:
+            clocks[s.now] = s
+            return True
+        if not isinstance(met, set):
+            met = clocks[s.now] = {met}
+        if s in met:
+            return False
+        met.add(s)
+        return True
+
+
+#: How far behind the deepest node the search remembers the nodes it searched, in events explained.
+_REMEMBERED_EVENTS = 1_000
 
 
 def _request_served(s: BrokerState, a: Action) -> int | None:
