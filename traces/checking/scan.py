@@ -389,14 +389,12 @@ class TraceScan:
         target[queued] = self.routed[self.request[queued]]
         target[self._is(environment.InternalTaskSubmitted.__name__)] = self.executor[self._is(environment.InternalTaskSubmitted.__name__)]
         element = np.where(self._is(remoting.DispatchQueuesTask.__name__), self.request, _NONE)  # internal tasks are no request
-        source = np.full(n, _NONE - 1, np.int64)  # -2: no such queue, so the element-leaving event finds it empty
         dequeue = self._is(*_DEQUEUE_KINDS)
-        source[dequeue] = self.executor[dequeue]
         send = self._is(fastfailure.FastFailureDrainsBusySendQueue.__name__, fastfailure.FastFailureDropsForeignElement.__name__)
-        source[send] = self._queue_id(ExecutorName.SEND)
         cleans = self._is(fastfailure.FastFailureCleansExpiredHead.__name__)
-        source[cleans] = self.queue[cleans]
         leaving = dequeue | send | cleans
+        # The queue each element-leaving event takes from (read only at those; -1 or -2 is no queue of the config's).
+        source = np.where(send, self._queue_id(ExecutorName.SEND), np.where(cleans, self.queue, self.executor))
         self.left_nothing = leaving & ~np.isin(source, np.arange(len(self.queue_names)))
         capacity = self.findings["no_queue_over_capacity"]
         for q, name in enumerate(self.queue_names):
@@ -725,7 +723,7 @@ class TraceScan:
             topic = np.where(topic == _NONE, topics.index(""), topic)
         for t in np.unique(topic):
             mine = topic == t
-            self._limiter_topic(topics[t] or "" if t >= 0 else "", events[mine], requests[mine])
+            self._limiter_topic(str(topics[t]) if t >= 0 else "", events[mine], requests[mine])  # -1: Events.of made the null topic -1
 
     def _limiter_topic(self, topic: str, events: Ints, requests: Ints) -> None:
         """One topic's decisions, in seq order, against its bucket (created at its first decision)."""
