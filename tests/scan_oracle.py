@@ -254,10 +254,6 @@ class TraceScanner:
             pool.check(at is not None, seq, lambda: f"a buffer returned while no file is committed to its size {size}: {self.files}")
             if at is not None:
                 self.files, self.available = storepool.return_committed_buffer(self.files, self.available, at)
-        else:
-            return
-        total = self.config.transient_store_pool_size if self.config.pool_enabled else 0
-        pool.check(storepool.buffers_partition_the_pool(self.available, self.files, total), seq, lambda: f"available {self.available}, files {self.files}")
 
     def _append(self, seq: int) -> None:
         if self.files and self.files[-1].wrote < self.config.mapped_file_size:

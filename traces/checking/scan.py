@@ -57,7 +57,6 @@ from spec.remoting import route
 from spec.state import MappedFile
 from spec.storepool import (
     append_message,
-    buffers_partition_the_pool,
     commit_file,
     create_mapped_file,
     file_awaiting_return,
@@ -583,7 +582,12 @@ class TraceScan:
         )
 
     def _pool(self) -> None:
-        """Walk the pool's own events (appends between them counted, not walked one by one)."""
+        """Walk the pool's own events (appends between them counted, not walked one by one).
+
+        A commit must have something to commit and a buffer comes back only from a file committed to
+        its full size. That the buffers partition the pool (spec.invariants.lent_and_available_buffers_
+        partition_the_pool) needs no check here: the walk moves a buffer only through spec.storepool's
+        create_mapped_file (borrow) and return_committed_buffer, which keep the partition."""
         c = self.config
         size, total = c.mapped_file_size, (c.transient_store_pool_size if c.pool_enabled else 0)
         finding = self.findings["buffers_conserved_and_returned_only_at_full_commit"]
@@ -614,7 +618,6 @@ class TraceScan:
                 if at is not None:
                     files, available = return_committed_buffer(files, available, at)
             count.append(len(available))
-            finding.one(buffers_partition_the_pool(available, files, total), seq, lambda: f"available {available}, files {files}")
         self.free = np.array(count, np.int64)[_at_or_before(events, self.n)]
 
     def _busy_answers(self) -> None:
