@@ -655,10 +655,9 @@ class TraceScan:
         before its request; each response's code and remark as the profile writes them."""
         facts = header_facts(header)
         arrivals = np.flatnonzero(self._is(remoting.RequestArrives.__name__))
-        has_opaque = self.events.has_request_id[arrivals]
-        opaque = self.request_id[arrivals]
+        opaque = self.request_id[arrivals]  # never null: reading refuses a RequestArrives without request_id
         answered = np.sort(self.response_opaque[self.response_has_opaque])
-        got = np.where(has_opaque, np.searchsorted(answered, opaque, "right") - np.searchsorted(answered, opaque, "left"), 0)
+        got = np.searchsorted(answered, opaque, "right") - np.searchsorted(answered, opaque, "left")
         oneway = self.events.oneway[arrivals]
         code_known = self.events.has_code[arrivals]
         silent = facts["unknown_codes_silent"] & ~np.isin(self.code[arrivals], np.array(facts["answering_codes"], np.int64))
@@ -667,8 +666,8 @@ class TraceScan:
             np.where(must, got == 1, got <= 1), self.seq[arrivals],
             lambda i: f"opaque {opaque[i]} (code {self.code[arrivals[i]]}, oneway {('none', 'false', 'true')[oneway[i] + 1]}) got {got[i]} responses")
         # A response is matched with every arrival of its opaque (one item each), or none.
-        by_opaque = np.argsort(np.where(has_opaque, opaque, np.iinfo(np.int64).max), kind="stable")
-        sorted_opaque = np.where(has_opaque, opaque, np.iinfo(np.int64).max)[by_opaque]
+        by_opaque = np.argsort(opaque, kind="stable")
+        sorted_opaque = opaque[by_opaque]
         lo = np.searchsorted(sorted_opaque, self.response_opaque, "left")
         hi = np.where(self.response_has_opaque, np.searchsorted(sorted_opaque, self.response_opaque, "right"), lo)
         items = np.maximum(hi - lo, 1)
@@ -693,7 +692,7 @@ class TraceScan:
         def fits(code: int, remark_index: int, request_code: int, is_oneway: int) -> bool:
             remark = self.remarks[remark_index]
             return expected_answer_ok(code, remark, facts) and (
-                request_code == _NONE or answer_goes_to(code, remark, request_code, bool(is_oneway), facts)
+                request_code == _NONE or answer_goes_to(remark, request_code, bool(is_oneway), facts)
             )
 
         judged = np.array([fits(*(int(v) for v in row)) for row in distinct], bool)
