@@ -519,3 +519,16 @@ def test_the_breaker_is_followed_to_the_last_decision_and_across_a_clock_that_go
     rate_limit = replace(_header(LIMITED).config.rate_limit, circuit_breaker_open_micros=0)
     corner = _decisions((1, admits), (1001, admits), (501, throttles), (1001, admits))
     assert _judged(_header(LIMITED, rate_limit=rate_limit), corner, LIMITER) == (4, 0, [])
+
+
+def test_a_timeout_answer_from_a_queue_fast_failure_does_not_clean_is_flagged() -> None:
+    """4.3.2's BrokerFastFailure cleans send, pull, heartbeat and endTransaction only: its admin queue has no
+    wait to time out after (the scan once failed with a KeyError on such a trace)."""
+    from spec.config import broker_config
+    from spec.releases import profile
+
+    header = TraceHeader("t", "test", "1", "4.3.2", Observation.FULL, broker_config(profile("4.3.2")))
+    remark = timeout_remark(599, 0)
+    events = [*_request(1, *QUEUED, code=ADMIN), _answering("FastFailureCleansExpiredHead", 1, ts=600, remark=remark, queue="admin")]
+    assert _judged(header, events, TIMEOUT) == (
+        1, 1, [(4, "[TIMEOUT_CLEAN_QUEUE] answer from the admin queue, which release 4.3.2's fast failure does not clean")])

@@ -493,29 +493,32 @@ class TraceScan:
         created = np.where(answered >= 0, self.created[np.maximum(answered, 0)], _NONE)
         known &= created != _NONE
         waited = self.ts[event] - created
-        # The queue's wait: the latest environment.OperatorSetsQueueWait for that queue before the event, else the config's.
+        # The queue's wait: the latest environment.OperatorSetsQueueWait for that queue before the event, else the
+        # config's. A queue the release's fast failure does not clean has none (config.queue_waits lists the cleaned).
         queue = self.events.queue[event]
+        waits = {EXECUTOR_NAMES.index(q.value): w for q, w in self.config.queue_waits}
+        cleans = np.isin(queue, np.array(list(waits), np.int64))
         wait, depth = np.zeros(len(event), np.int64), np.zeros(len(event), np.int64)
         sets = np.flatnonzero(self._is(environment.OperatorSetsQueueWait.__name__))
-        waits = {q.value: w for q, w in self.config.queue_waits}
-        for q in np.unique(queue[known]).tolist():
-            name = str(self._executor_name(q))
+        for q in np.unique(queue[known & cleans]).tolist():
             mine = known & (queue == q)
             own_sets = sets[self.events.queue[sets] == q]
             earlier = np.searchsorted(own_sets, event[mine], "left")  # sets before each event
-            configured = waits[name] if np.any(earlier == 0) else 0
-            wait[mine] = np.concatenate(([configured], self.events.wait_ms[own_sets]))[earlier]
-            depth[mine] = self.depth[name][event[mine]]
+            wait[mine] = np.concatenate(([waits[q]], self.events.wait_ms[own_sets]))[earlier]
+            depth[mine] = self.depth[EXECUTOR_NAMES[q]][event[mine]]
         remarks = self.remarks
 
         def detail(i: int) -> str:
+            if not cleans[i]:
+                return (f"[TIMEOUT_CLEAN_QUEUE] answer from the {self._executor_name(int(queue[i]))} queue, which release "
+                        f"{self.config.profile.version}'s fast failure does not clean")
             if not known[i]:
                 return f"[TIMEOUT_CLEAN_QUEUE] answer for a task with no creation time or an unparsable remark {remarks[remark[i]]!r}"
             return (f"{self._executor_name(int(queue[i]))} task waited {waited[i]} ms (wait {wait[i]}), queue size after {depth[i]}; "
                     f"remark says period {period[i]}, size {size[i]}")
 
         self.findings["timeout_only_after_the_queue_wait"].add(
-            known & (period == waited) & (waited >= wait) & (size == depth), self.seq[event], detail)
+            known & cleans & (period == waited) & (waited >= wait) & (size == depth), self.seq[event], detail)
 
     def _request_of(self, opaques: Ints, has: Mask) -> Ints:
         """The request (its arrival's index, the first if an opaque was reused) of each opaque; _NONE for none."""
