@@ -532,3 +532,9 @@ def test_a_timeout_answer_from_a_queue_fast_failure_does_not_clean_is_flagged() 
     events = [*_request(1, *QUEUED, code=ADMIN), _answering("FastFailureCleansExpiredHead", 1, ts=600, remark=remark, queue="admin")]
     assert _judged(header, events, TIMEOUT) == (
         1, 1, [(4, "[TIMEOUT_CLEAN_QUEUE] answer from the admin queue, which release 4.3.2's fast failure does not clean")])
+
+
+def test_a_wrong_answer_without_a_remark_says_its_remark_is_null() -> None:
+    ok = {**_answering("Response", 1), "responses": [{"request_id": 1, "code": int(ResponseCode.SUCCESS), "remark": None}]}
+    events = [*_request(1, oneway=True), ok]  # a processor's answer never goes to a oneway request
+    assert _judged(_header(), events, RESPONSES) == (1, 1, [(2, f"opaque 1 (code {SEND}, oneway True): answered code 0 remark null")])
