@@ -538,3 +538,13 @@ def test_a_wrong_answer_without_a_remark_says_its_remark_is_null() -> None:
     ok = {**_answering("Response", 1), "responses": [{"request_id": 1, "code": int(ResponseCode.SUCCESS), "remark": None}]}
     events = [*_request(1, oneway=True), ok]  # a processor's answer never goes to a oneway request
     assert _judged(_header(), events, RESPONSES) == (1, 1, [(2, f"opaque 1 (code {SEND}, oneway True): answered code 0 remark null")])
+
+
+def test_an_unparsable_pcbusy_remark_is_not_the_busy_rules_to_judge() -> None:
+    """Only a remark spec.codes parses as [PCBUSY_CLEAN_QUEUE] is judged against the page cache; a garbled one
+    is a wrong remark, responses_carry_the_profile_codes_and_remarks's to flag."""
+    header, events = _pcbusy_at(500, lock_at=None)
+    garbled = {**events[-1]["responses"][0], "remark": "[PCBUSY_CLEAN_QUEUE]broker busy, but no period"}
+    events[-1] = {**events[-1], "responses": [garbled]}
+    assert _judged(header, events, "pcbusy_only_while_busy") == (0, 0, [])
+    assert _judged(header, events, RESPONSES)[1] == 1
