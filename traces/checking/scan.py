@@ -588,9 +588,10 @@ class TraceScan:
         """Walk the pool's own events (appends between them counted, not walked one by one).
 
         A commit must have something to commit and a buffer comes back only from a file committed to
-        its full size. That the buffers partition the pool (spec.invariants.lent_and_available_buffers_
-        partition_the_pool) needs no check here: the walk moves a buffer only through spec.storepool's
-        create_mapped_file (borrow) and return_committed_buffer, which keep the partition."""
+        its full size. That the buffers partition the pool
+        (spec.invariants.lent_and_available_buffers_partition_the_pool) needs no check here: the walk
+        moves a buffer only through spec.storepool's create_mapped_file (borrow) and
+        return_committed_buffer, which keep the partition."""
         c = self.config
         size, total = c.mapped_file_size, (c.transient_store_pool_size if c.pool_enabled else 0)
         finding = self.findings["buffers_conserved_and_returned_only_at_full_commit"]
