@@ -88,6 +88,7 @@ class TraceScanner:
         self.on_worker: dict[tuple[str, int], _Request | None] = {}
         self.workers_started: dict[str, int] = {}  # executor -> threads created so far
         self.waits = {q.value: w for q, w in self.config.queue_waits}
+        self.cleaned = set(self.waits)  # the queues fast failure cleans
         self.lock: PutLock = FREE_LOCK
         self.files: tuple[MappedFile, ...] = ()
         pool = self.config.transient_store_pool_size if self.config.pool_enabled else 0
@@ -206,6 +207,10 @@ class TraceScanner:
         for r in responses:
             parsed = parse_clean_queue_remark(r["remark"] or "")
             task = self.by_opaque.get(r["request_id"])
+            if queue not in self.cleaned:
+                version = self.config.profile.version
+                finding.check(False, seq, lambda: f"[TIMEOUT_CLEAN_QUEUE] answer from the {queue} queue, which release {version}'s fast failure does not clean")
+                continue
             if parsed is None or task is None or task.created is None:
                 finding.check(False, seq, lambda: f"[TIMEOUT_CLEAN_QUEUE] answer for a task with no creation time or an unparsable remark {r['remark']!r}")
                 continue
@@ -254,10 +259,6 @@ class TraceScanner:
             pool.check(at is not None, seq, lambda: f"a buffer returned while no file is committed to its size {size}: {self.files}")
             if at is not None:
                 self.files, self.available = storepool.return_committed_buffer(self.files, self.available, at)
-        else:
-            return
-        total = self.config.transient_store_pool_size if self.config.pool_enabled else 0
-        pool.check(storepool.buffers_partition_the_pool(self.available, self.files, total), seq, lambda: f"available {self.available}, files {self.files}")
 
     def _append(self, seq: int) -> None:
         if self.files and self.files[-1].wrote < self.config.mapped_file_size:

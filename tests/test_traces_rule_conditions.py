@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from scan_oracle import events_table, scan_trace as oracle
@@ -19,6 +20,7 @@ from traces.checking.scan import scan_trace
 from traces.format.project import project
 from traces.format.records import HEADER_KIND, Observation, TraceHeader, header_from_record, header_record
 from traces.recording.examples import EXAMPLES
+from test_traces_rule_details import _scan
 
 Event = dict[str, Any]
 
@@ -28,14 +30,19 @@ def _example(name: str) -> tuple[TraceHeader, list[Event]]:
     return header_from_record(rows[0]), [r for r in rows if r["kind"] != HEADER_KIND]
 
 
-def _flagged(header: TraceHeader, events: list[Event], rule: str) -> list[set[int]]:
-    """The seqs at which ``rule`` broke, per the array scan and per the oracle (which follows the scan
-    rules; the black-box rules are the array scan's alone)."""
+def _findings(header: TraceHeader, events: list[Event], rule: str) -> list[tuple[int, int, list[tuple[int, str]]]]:
+    """``rule``'s (checked, violations, sample) over ``events`` numbered from seq 1, per the array scan and
+    per the oracle (which follows the scan rules; the black-box rules are the array scan's alone)."""
     numbered = [{**e, "seq": i} for i, e in enumerate(events, 1)]
     found = [scan_trace(header, events_table(numbered))[rule]]
     followed = oracle(header, numbered)
     found += [followed[rule]] if rule in followed else []
-    return [{seq for seq, _ in f.sample} for f in found]
+    return [(f.checked, f.violations, f.sample) for f in found]
+
+
+def _flagged(header: TraceHeader, events: list[Event], rule: str) -> list[set[int]]:
+    """The seqs at which ``rule`` broke, per the array scan and per the oracle."""
+    return [{seq for seq, _ in sample} for _, _, sample in _findings(header, events, rule)]
 
 
 def _index(events: list[Event], test: Callable[[Event], bool]) -> int:
@@ -219,11 +226,11 @@ def test_pc_synchronized_goes_only_to_a_send_and_never_to_a_consumer_send_back()
 def test_the_dispatchers_refusals_reach_a_oneway_request_only_before_5_1_0() -> None:
     send = int(RequestCode.SEND_MESSAGE)
     facts = {"dispatch_answers_oneway": True, "commit_log_codes": frozenset({send})}
-    assert answer_goes_to(2, REJECT_REQUEST_REMARK, send, True, facts)
-    assert answer_goes_to(3, " request type 99999 not supported", 99999, True, facts)
-    assert not answer_goes_to(2, OVERLOAD_REMARK, send, True, facts)
-    assert not answer_goes_to(0, None, send, True, facts)
-    assert not answer_goes_to(2, REJECT_REQUEST_REMARK, send, True, {**facts, "dispatch_answers_oneway": False})
+    assert answer_goes_to(REJECT_REQUEST_REMARK, send, True, facts)
+    assert answer_goes_to(" request type 99999 not supported", 99999, True, facts)
+    assert not answer_goes_to(OVERLOAD_REMARK, send, True, facts)
+    assert not answer_goes_to(None, send, True, facts)
+    assert not answer_goes_to(REJECT_REQUEST_REMARK, send, True, {**facts, "dispatch_answers_oneway": False})
 
 
 def test_only_a_send_the_release_registers_can_be_refused_as_busy() -> None:
@@ -236,8 +243,8 @@ def test_only_a_send_the_release_registers_can_be_refused_as_busy() -> None:
         return header_facts(TraceHeader("t", "test", "1", release, Observation.BLACK_BOX, broker_config(profile(release))))
 
     batch = int(RequestCode.SEND_BATCH_MESSAGE)  # registered from 4.1.0; in 4.0.0 the admin processor gets it
-    assert not answer_goes_to(2, REJECT_REQUEST_REMARK, batch, False, facts("4.0.0"))
-    assert answer_goes_to(2, REJECT_REQUEST_REMARK, batch, False, facts("4.1.0"))
+    assert not answer_goes_to(REJECT_REQUEST_REMARK, batch, False, facts("4.0.0"))
+    assert answer_goes_to(REJECT_REQUEST_REMARK, batch, False, facts("4.1.0"))
 
 
 # -- pcbusy_only_while_busy: spec.putlock.is_os_page_cache_busy, timeout < ts - beginTimeInLock < bound --
@@ -376,3 +383,168 @@ def test_a_wrong_answer_names_its_request_even_at_the_traces_first_event_and_a_s
     code, remark = events[0]["code"], wrong["remark"]
     assert sample == [(answer + 1, f"opaque {opaque} (code {code}, oneway True): answered code 12345 remark {remark}"),
                       (len(events), f"opaque 999999 (code ?, oneway False): answered code 12345 remark {remark}")]
+
+
+# -- hand-built traces: a few requests on full-send-queue's broker (5.3.3; send capacity 4, admin 16) ------
+
+SEND, ADMIN = int(RequestCode.SEND_MESSAGE), 28  # routed to the send and to the admin executor
+FIFO, CAPACITY, LIMITER = "fifo_service_per_queue", "no_queue_over_capacity", "limiter_decisions_as_the_bucket_says"
+TIMEOUT = "timeout_only_after_the_queue_wait"
+LIMITED = "conformant-retry-storm-limited.jsonl"  # the limiter on: 20,000 qps, the breaker open for 20 ms
+
+
+def _header(example: str = "conformant-full-send-queue.jsonl", **changes: Any) -> TraceHeader:
+    """``example``'s header with ``changes`` made to its broker config."""
+    header, _ = _example(example)
+    return replace(header, config=replace(header.config, **changes))
+
+
+def _request(opaque: int, *steps: str, code: int = SEND, io: int = 0, ts: int = 1, topic: str | None = "t", oneway: bool = False) -> list[Event]:
+    """Request ``opaque`` arrives on remoting thread ``io`` at ``ts``, then that thread's dispatch ``steps`` (event kinds)."""
+    at = {"trace_id": "t", "ts": ts}
+    arrives = {**at, "kind": "RequestArrives", "io_thread": io, "code": code, "topic": topic, "oneway": oneway, "request_id": opaque}
+    return [arrives, *({**at, "kind": step, "io_thread": io} for step in steps)]
+
+
+def _answering(kind: str, opaque: int, ts: int = 1, remark: str = "x", **fields: Any) -> Event:
+    """A ``kind`` event at ``ts`` with one SYSTEM_BUSY answer to ``opaque``."""
+    return {"trace_id": "t", "ts": ts, "kind": kind, **fields, "responses": [{"request_id": opaque, "code": int(ResponseCode.SYSTEM_BUSY), "remark": remark}]}
+
+
+def _judged(header: TraceHeader, events: list[Event], rule: str) -> tuple[int, int, list[tuple[int, str]]]:
+    """``rule``'s (checked, violations, sample), on which the array scan and the oracle agree."""
+    scanned, *followed = _findings(header, events, rule)
+    assert all(f == scanned for f in followed), (scanned, followed)
+    return scanned
+
+
+QUEUED = ("DispatchCreatesTask", "DispatchQueuesTask")
+STARTED = ("DispatchCreatesTask", "DispatchStartsWorker")
+
+
+def test_a_request_queued_at_the_traces_first_event_is_the_head_a_drain_takes() -> None:
+    header = _header()
+    events = [*_request(1, *QUEUED), _answering("FastFailureDrainsBusySendQueue", 1)]
+    assert _judged(header, events, FIFO) == (1, 0, [])
+    assert _judged(header, events, CAPACITY) == (1, 0, [])
+    assert list(_scan(header, events).depth["send"]) == [0, 0, 1, 0]  # empty before the queue's first event
+
+
+def test_a_wrong_head_names_the_request_the_queue_held_or_none_for_an_internal_task() -> None:
+    internal = {"trace_id": "t", "ts": 1, "kind": "InternalTaskSubmitted", "executor": "send"}
+    events = [internal, *_request(1, *QUEUED), _answering("FastFailureDrainsBusySendQueue", 1), _answering("FastFailureDrainsBusySendQueue", 2)]
+    assert _judged(_header(), events, FIFO) == (2, 2, [(5, "send queue head is opaque None, the answer went to opaque 1"),
+                                                       (6, "send queue head is opaque 1, the answer went to opaque 2")])
+
+
+def test_a_response_on_a_dropped_foreign_element_is_not_fifos_to_judge() -> None:
+    """A drop answers no request (spec.fastfailure.fast_failure_drops_foreign_element): a response on it
+    is the answer rules' to judge; FIFO judges only the heads that drains and cleans answer."""
+    events = [*_request(1, *QUEUED), _answering("FastFailureDropsForeignElement", 2)]
+    assert _judged(_header(), events, FIFO) == (0, 0, [])
+
+
+def test_every_queue_is_judged_when_the_first_has_no_events_and_an_unbounded_one_holds_any_number() -> None:
+    def admin(capacity: int | None) -> TraceHeader:
+        executors = _header().config.executors
+        return _header(executors=tuple(replace(e, capacity=capacity) if e.name.value == "admin" else e for e in executors))
+
+    events = [*_request(1, *QUEUED, code=ADMIN), *_request(2, *QUEUED, code=ADMIN)]
+    assert _judged(admin(1), events, CAPACITY) == (2, 1, [(6, "admin queue holds 2 > capacity 1")])
+    assert _judged(admin(None), events, CAPACITY) == (2, 0, [])
+
+
+def test_a_worker_answers_the_request_it_was_started_with_or_took_whatever_its_index() -> None:
+    header = _header()
+    started = [*_request(1, *STARTED), *_request(2, *STARTED), _answering("WorkerProcessesRequest", 2, executor="send", worker=0),
+               _answering("WorkerProcessesRequest", 1, executor="send", worker=1)]
+    assert _judged(header, started, FIFO) == (2, 2, [(7, "worker ('send', 0) took opaque 1 but answered opaque 2"),
+                                                     (8, "worker ('send', 1) took opaque 2 but answered opaque 1")])
+    taken = [*_request(1, *QUEUED), {"trace_id": "t", "ts": 1, "kind": "WorkerTakesTask", "executor": "send", "worker": 1},
+             _answering("WorkerProcessesRequest", 2, executor="send", worker=1)]
+    assert _judged(header, taken, FIFO) == (1, 1, [(5, "worker ('send', 1) took opaque 1 but answered opaque 2")])
+
+
+def test_a_timeout_answer_is_judged_by_the_latest_creation_of_its_task_and_flagged_without_one() -> None:
+    header = _header()  # the send queue's wait is 50 ms
+    admin = _request(1, *QUEUED, code=ADMIN)
+    twice = [*_request(2, "DispatchCreatesTask", ts=1), *_request(2, *QUEUED, ts=3)[1:]]  # created at ts 1, then again at ts 3
+    clean = _answering("FastFailureCleansExpiredHead", 2, ts=60, remark=timeout_remark(57, 0), queue="send")
+    assert _judged(header, [*admin, *twice, clean], TIMEOUT) == (1, 0, [])
+    never = [*_request(2, "DispatchQueuesTask"), clean]
+    assert _judged(header, never, TIMEOUT) == (1, 1, [(3, "[TIMEOUT_CLEAN_QUEUE] answer for a task with no creation time or an "
+                                                         f"unparsable remark {timeout_remark(57, 0)!r}")])
+
+
+def test_an_answer_to_a_reused_opaque_is_judged_against_its_first_arrival_among_many() -> None:
+    """Seventeen arrivals of opaque 7, then seventeen of opaque 3 (the first two-way, the rest oneway): the
+    [OVERLOAD] answer to 3 goes to its first arrival, a two-way request. (An unstable sort of the opaques
+    picks another arrival of 3 here.)"""
+    sevens = [e for io in range(17) for e in _request(7, io=io)]
+    threes = [e for io in range(17) for e in _request(3, io=io, oneway=io > 0)]
+    answer = {**_answering("Response", 3), "responses": [{"request_id": 3, "code": int(ResponseCode.SYSTEM_BUSY), "remark": OVERLOAD_REMARK}]}
+    assert _judged(_header(), [*sevens, *threes, answer], RESPONSES) == (1, 0, [])
+
+
+def test_a_limiter_decision_with_the_limiter_off_or_no_request_on_its_thread_is_flagged_and_says_which() -> None:
+    assert _judged(_header(), _request(1, "RateLimitHandlerAdmits"), LIMITER) == (1, 1, [(2, "RateLimitHandlerAdmits with the limiter off")])
+    alone = [{"trace_id": "t", "ts": 1, "kind": "RateLimitHandlerThrottles", "io_thread": 0}]
+    assert _judged(_header(LIMITED), alone, LIMITER) == (
+        1, 1, [(1, "RateLimitHandlerThrottles with the limiter on but no request on that thread")])
+
+
+def test_a_request_without_a_topic_shares_the_bucket_of_the_topic_named_empty() -> None:
+    """At 20,000 qps a second decision in the same millisecond waits 50 µs, which opens the breaker."""
+    header = _header(LIMITED)
+    shared = [*_request(1, "RateLimitHandlerAdmits", topic=""), *_request(2, "RateLimitHandlerThrottles", io=1, topic=None)]
+    assert _judged(header, shared, LIMITER) == (2, 0, [])
+    admitted = [*shared[:3], {**shared[3], "kind": "RateLimitHandlerAdmits"}]
+    flagged = (2, 1, [(4, "topic '' at ts 1: the bucket throttles, the trace RateLimitHandlerAdmits")])
+    assert _judged(header, admitted, LIMITER) == flagged
+    assert _judged(header, [*_request(1, "RateLimitHandlerAdmits", topic=None), *admitted[2:]], LIMITER) == flagged  # no topic '' in the trace
+
+
+def _decisions(*decided: tuple[int, str]) -> list[Event]:
+    """One request per (ts, limiter step), each on its own remoting thread, all of topic t."""
+    return [e for io, (ts, step) in enumerate(decided) for e in _request(io + 1, step, io=io, ts=ts)]
+
+
+def test_the_breaker_is_followed_to_the_last_decision_and_across_a_clock_that_goes_back() -> None:
+    admits, throttles = "RateLimitHandlerAdmits", "RateLimitHandlerThrottles"
+    # The second decision opens the breaker until 20.1 ms on the bucket's clock: a decision 10 ms back
+    # in time is throttled, and one 21 ms after the first finds it closed again.
+    back = _decisions((100, admits), (100, throttles), (90, throttles), (121, admits))
+    assert _judged(_header(LIMITED), back, LIMITER) == (4, 0, [])
+    # With no open time, the breaker a decision 0.5 s back in time opens closes at the latest time seen so far.
+    rate_limit = replace(_header(LIMITED).config.rate_limit, circuit_breaker_open_micros=0)
+    corner = _decisions((1, admits), (1001, admits), (501, throttles), (1001, admits))
+    assert _judged(_header(LIMITED, rate_limit=rate_limit), corner, LIMITER) == (4, 0, [])
+
+
+def test_a_timeout_answer_from_a_queue_fast_failure_does_not_clean_is_flagged() -> None:
+    """4.3.2's BrokerFastFailure cleans send, pull, heartbeat and endTransaction only: its admin queue has no
+    wait to time out after (the scan once failed with a KeyError on such a trace)."""
+    from spec.config import broker_config
+    from spec.releases import profile
+
+    header = TraceHeader("t", "test", "1", "4.3.2", Observation.FULL, broker_config(profile("4.3.2")))
+    remark = timeout_remark(599, 0)
+    events = [*_request(1, *QUEUED, code=ADMIN), _answering("FastFailureCleansExpiredHead", 1, ts=600, remark=remark, queue="admin")]
+    assert _judged(header, events, TIMEOUT) == (
+        1, 1, [(4, "[TIMEOUT_CLEAN_QUEUE] answer from the admin queue, which release 4.3.2's fast failure does not clean")])
+
+
+def test_a_wrong_answer_without_a_remark_says_its_remark_is_null() -> None:
+    ok = {**_answering("Response", 1), "responses": [{"request_id": 1, "code": int(ResponseCode.SUCCESS), "remark": None}]}
+    events = [*_request(1, oneway=True), ok]  # a processor's answer never goes to a oneway request
+    assert _judged(_header(), events, RESPONSES) == (1, 1, [(2, f"opaque 1 (code {SEND}, oneway True): answered code 0 remark null")])
+
+
+def test_an_unparsable_pcbusy_remark_is_not_the_busy_rules_to_judge() -> None:
+    """Only a remark spec.codes parses as [PCBUSY_CLEAN_QUEUE] is judged against the page cache; a garbled one
+    is a wrong remark, responses_carry_the_profile_codes_and_remarks's to flag."""
+    header, events = _pcbusy_at(500, lock_at=None)
+    garbled = {**events[-1]["responses"][0], "remark": "[PCBUSY_CLEAN_QUEUE]broker busy, but no period"}
+    events[-1] = {**events[-1], "responses": [garbled]}
+    assert _judged(header, events, "pcbusy_only_while_busy") == (0, 0, [])
+    assert _judged(header, events, RESPONSES)[1] == 1

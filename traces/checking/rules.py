@@ -232,8 +232,9 @@ def expected_answer_ok(code: int, remark: str | None, facts: Mapping[str, Any]) 
 
 
 
-def answer_goes_to(code: int, remark: str | None, request_code: int, oneway: bool, facts: Mapping[str, Any]) -> bool:
-    """Whether a code path of the profile writes this answer to a request of ``request_code``.
+def answer_goes_to(remark: str | None, request_code: int, oneway: bool, facts: Mapping[str, Any]) -> bool:
+    """Whether a code path of the profile writes an answer with ``remark`` to a request of ``request_code``
+    (the remark names the path; whether the code fits the remark is expected_answer_ok's to judge).
 
     Source: the handler writes a processor's answer only to a two-way request (4.x-5.0.0
     ``!cmd.isOnewayRPC()``, 5.1.0+ writeResponse), as it does [OVERLOAD] in every version; the

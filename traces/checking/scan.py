@@ -57,7 +57,6 @@ from spec.remoting import route
 from spec.state import MappedFile
 from spec.storepool import (
     append_message,
-    buffers_partition_the_pool,
     commit_file,
     create_mapped_file,
     file_awaiting_return,
@@ -389,14 +388,12 @@ class TraceScan:
         target[queued] = self.routed[self.request[queued]]
         target[self._is(environment.InternalTaskSubmitted.__name__)] = self.executor[self._is(environment.InternalTaskSubmitted.__name__)]
         element = np.where(self._is(remoting.DispatchQueuesTask.__name__), self.request, _NONE)  # internal tasks are no request
-        source = np.full(n, _NONE - 1, np.int64)  # -2: no such queue, so the element-leaving event finds it empty
         dequeue = self._is(*_DEQUEUE_KINDS)
-        source[dequeue] = self.executor[dequeue]
         send = self._is(fastfailure.FastFailureDrainsBusySendQueue.__name__, fastfailure.FastFailureDropsForeignElement.__name__)
-        source[send] = self._queue_id(ExecutorName.SEND)
         cleans = self._is(fastfailure.FastFailureCleansExpiredHead.__name__)
-        source[cleans] = self.queue[cleans]
         leaving = dequeue | send | cleans
+        # The queue each element-leaving event takes from (read only at those; -1 or -2 is no queue of the config's).
+        source = np.where(send, self._queue_id(ExecutorName.SEND), np.where(cleans, self.queue, self.executor))
         self.left_nothing = leaving & ~np.isin(source, np.arange(len(self.queue_names)))
         capacity = self.findings["no_queue_over_capacity"]
         for q, name in enumerate(self.queue_names):
@@ -496,29 +493,32 @@ class TraceScan:
         created = np.where(answered >= 0, self.created[np.maximum(answered, 0)], _NONE)
         known &= created != _NONE
         waited = self.ts[event] - created
-        # The queue's wait: the latest environment.OperatorSetsQueueWait for that queue before the event, else the config's.
+        # The queue's wait: the latest environment.OperatorSetsQueueWait for that queue before the event, else the
+        # config's. A queue the release's fast failure does not clean has none (config.queue_waits lists the cleaned).
         queue = self.events.queue[event]
+        waits = {EXECUTOR_NAMES.index(q.value): w for q, w in self.config.queue_waits}
+        cleans = np.isin(queue, np.array(list(waits), np.int64))
         wait, depth = np.zeros(len(event), np.int64), np.zeros(len(event), np.int64)
         sets = np.flatnonzero(self._is(environment.OperatorSetsQueueWait.__name__))
-        waits = {q.value: w for q, w in self.config.queue_waits}
-        for q in np.unique(queue[known]).tolist():
-            name = str(self._executor_name(q))
+        for q in np.unique(queue[known & cleans]).tolist():
             mine = known & (queue == q)
             own_sets = sets[self.events.queue[sets] == q]
             earlier = np.searchsorted(own_sets, event[mine], "left")  # sets before each event
-            configured = waits[name] if np.any(earlier == 0) else 0
-            wait[mine] = np.concatenate(([configured], self.events.wait_ms[own_sets]))[earlier]
-            depth[mine] = self.depth[name][event[mine]]
+            wait[mine] = np.concatenate(([waits[q]], self.events.wait_ms[own_sets]))[earlier]
+            depth[mine] = self.depth[EXECUTOR_NAMES[q]][event[mine]]
         remarks = self.remarks
 
         def detail(i: int) -> str:
+            if not cleans[i]:
+                return (f"[TIMEOUT_CLEAN_QUEUE] answer from the {self._executor_name(int(queue[i]))} queue, which release "
+                        f"{self.config.profile.version}'s fast failure does not clean")
             if not known[i]:
                 return f"[TIMEOUT_CLEAN_QUEUE] answer for a task with no creation time or an unparsable remark {remarks[remark[i]]!r}"
             return (f"{self._executor_name(int(queue[i]))} task waited {waited[i]} ms (wait {wait[i]}), queue size after {depth[i]}; "
                     f"remark says period {period[i]}, size {size[i]}")
 
         self.findings["timeout_only_after_the_queue_wait"].add(
-            known & (period == waited) & (waited >= wait) & (size == depth), self.seq[event], detail)
+            known & cleans & (period == waited) & (waited >= wait) & (size == depth), self.seq[event], detail)
 
     def _request_of(self, opaques: Ints, has: Mask) -> Ints:
         """The request (its arrival's index, the first if an opaque was reused) of each opaque; _NONE for none."""
@@ -585,7 +585,13 @@ class TraceScan:
         )
 
     def _pool(self) -> None:
-        """Walk the pool's own events (appends between them counted, not walked one by one)."""
+        """Walk the pool's own events (appends between them counted, not walked one by one).
+
+        A commit must have something to commit and a buffer comes back only from a file committed to
+        its full size. That the buffers partition the pool
+        (spec.invariants.lent_and_available_buffers_partition_the_pool) needs no check here: the walk
+        moves a buffer only through spec.storepool's create_mapped_file (borrow) and
+        return_committed_buffer, which keep the partition."""
         c = self.config
         size, total = c.mapped_file_size, (c.transient_store_pool_size if c.pool_enabled else 0)
         finding = self.findings["buffers_conserved_and_returned_only_at_full_commit"]
@@ -616,7 +622,6 @@ class TraceScan:
                 if at is not None:
                     files, available = return_committed_buffer(files, available, at)
             count.append(len(available))
-            finding.one(buffers_partition_the_pool(available, files, total), seq, lambda: f"available {available}, files {files}")
         self.free = np.array(count, np.int64)[_at_or_before(events, self.n)]
 
     def _busy_answers(self) -> None:
@@ -654,10 +659,9 @@ class TraceScan:
         before its request; each response's code and remark as the profile writes them."""
         facts = header_facts(header)
         arrivals = np.flatnonzero(self._is(remoting.RequestArrives.__name__))
-        has_opaque = self.events.has_request_id[arrivals]
-        opaque = self.request_id[arrivals]
+        opaque = self.request_id[arrivals]  # never null: reading refuses a RequestArrives without request_id
         answered = np.sort(self.response_opaque[self.response_has_opaque])
-        got = np.where(has_opaque, np.searchsorted(answered, opaque, "right") - np.searchsorted(answered, opaque, "left"), 0)
+        got = np.searchsorted(answered, opaque, "right") - np.searchsorted(answered, opaque, "left")
         oneway = self.events.oneway[arrivals]
         code_known = self.events.has_code[arrivals]
         silent = facts["unknown_codes_silent"] & ~np.isin(self.code[arrivals], np.array(facts["answering_codes"], np.int64))
@@ -666,8 +670,8 @@ class TraceScan:
             np.where(must, got == 1, got <= 1), self.seq[arrivals],
             lambda i: f"opaque {opaque[i]} (code {self.code[arrivals[i]]}, oneway {('none', 'false', 'true')[oneway[i] + 1]}) got {got[i]} responses")
         # A response is matched with every arrival of its opaque (one item each), or none.
-        by_opaque = np.argsort(np.where(has_opaque, opaque, np.iinfo(np.int64).max), kind="stable")
-        sorted_opaque = np.where(has_opaque, opaque, np.iinfo(np.int64).max)[by_opaque]
+        by_opaque = np.argsort(opaque, kind="stable")
+        sorted_opaque = opaque[by_opaque]
         lo = np.searchsorted(sorted_opaque, self.response_opaque, "left")
         hi = np.where(self.response_has_opaque, np.searchsorted(sorted_opaque, self.response_opaque, "right"), lo)
         items = np.maximum(hi - lo, 1)
@@ -692,7 +696,7 @@ class TraceScan:
         def fits(code: int, remark_index: int, request_code: int, is_oneway: int) -> bool:
             remark = self.remarks[remark_index]
             return expected_answer_ok(code, remark, facts) and (
-                request_code == _NONE or answer_goes_to(code, remark, request_code, bool(is_oneway), facts)
+                request_code == _NONE or answer_goes_to(remark, request_code, bool(is_oneway), facts)
             )
 
         judged = np.array([fits(*(int(v) for v in row)) for row in distinct], bool)
@@ -725,7 +729,7 @@ class TraceScan:
             topic = np.where(topic == _NONE, topics.index(""), topic)
         for t in np.unique(topic):
             mine = topic == t
-            self._limiter_topic(topics[t] or "" if t >= 0 else "", events[mine], requests[mine])
+            self._limiter_topic(str(topics[t]) if t >= 0 else "", events[mine], requests[mine])  # -1: Events.of made the null topic -1
 
     def _limiter_topic(self, topic: str, events: Ints, requests: Ints) -> None:
         """One topic's decisions, in seq order, against its bucket (created at its first decision)."""
