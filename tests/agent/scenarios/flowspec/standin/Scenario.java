@@ -155,9 +155,16 @@ public final class Scenario {
     private void poolExhaustion() throws Exception {
         store.setTransientStorePoolEnable(true);
         store.setTransientStorePoolSize(2);
-        store.setCommitIntervalCommitLog(400);
+        store.setCommitIntervalCommitLog(3000); // no buffer comes back before the refused sends, however slow the machine
         start(1, 16);
-        for (int i = 0; i < 12; i++) {
+        for (int i = 0; i < 8; i++) {
+            request(i % 2, SEND, false, 0);
+            Thread.sleep(2);
+        }
+        // The second file has taken the last buffer: wait for it rather than for the clock, since a
+        // send thread slowed by a loaded machine may not have put that far when the next sends arrive.
+        await(() -> controller.getMessageStore().isTransientStorePoolDeficient());
+        for (int i = 0; i < 4; i++) {
             request(i % 2, SEND, false, 0);
             Thread.sleep(2);
         }
