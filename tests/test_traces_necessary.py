@@ -88,6 +88,15 @@ def test_a_page_cache_busy_drain_needs_a_busy_store() -> None:
     assert _flagged(_config(os_page_cache_busy_timeout_ms=14), events) == (2, "pcbusy_answers_only_while_busy")
 
 
+def test_a_drained_request_that_writes_nothing_leaves_no_writer_to_make_the_store_busy() -> None:
+    config = _config(os_page_cache_busy_timeout_ms=13)
+    recall = RequestCode.RECALL_MESSAGE  # goes to the send queue in 5.3.3, but does not write the commit log
+    assert not config.profile.writes_commit_log(recall)
+    events = [_arrive(1, 1, recall), _answer(15, 1, pcbusy_remark(14, 0))]
+    assert _flagged(config, events) == (2, "pcbusy_answers_only_while_busy")
+    assert _flagged(config, [_arrive(1, 2), *events]) is None  # a send that arrived with it may hold the lock
+
+
 def test_a_send_backs_busy_status_needs_a_busy_store_too() -> None:
     config = _config(os_page_cache_busy_timeout_ms=20)
     back = RequestCode.CONSUMER_SEND_MSG_BACK

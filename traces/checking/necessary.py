@@ -35,6 +35,7 @@ the full replay calls a violation.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -71,14 +72,18 @@ class _Request:
 
 class _Wire:
     """What the trace showed so far: the requests, by the trace's opaque (an opaque may be reused
-    once answered), and what the environment may have done: the queue waits an operator may have
-    set, whether fast failure may be on, and the foreign tasks that may sit in each queue (the
-    environment's declared steps, and those the trace's level shows)."""
+    once answered), kept as counts a condition reads at once (one pass, however long the trace);
+    and what the environment may have done: the queue waits an operator may have set, whether fast
+    failure may be on, and the foreign tasks that may sit in each queue (the environment's
+    declared steps, and those the trace's level shows)."""
 
     def __init__(self, config: BrokerConfig, environment: Environment) -> None:
         self.config = config
         self.current: dict[int, _Request] = {}
-        self.requests: list[_Request] = []
+        self.unanswered: dict[ExecutorName | None, int] = {}  # requests routed to each executor, not answered yet
+        #: The writers of the commit log in arrival order, from the earliest that may still hold
+        #: its beginTimeInLock stamp on (those behind it may already have let theirs go).
+        self.writers: deque[_Request] = deque()
         self.waits: dict[ExecutorName, set[int]] = {}
         for queue, wait in config.queue_waits + environment.queue_wait_changes:
             self.waits.setdefault(queue, set()).add(wait)
@@ -99,15 +104,24 @@ class _Wire:
                 self.foreign[executor] += 1
 
     def arrive(self, record: Mapping[str, Any]) -> None:
-        opaque = record["request_id"]
         request = _Request(record["ts"], record["code"], route(self.config, record["code"]))
-        self.current[opaque] = request
-        self.requests.append(request)
+        self.current[record["request_id"]] = request
+        self.unanswered[request.executor] = self.unanswered.get(request.executor, 0) + 1
+        if self.config.profile.writes_commit_log(request.code):
+            self.writers.append(request)
 
-    def answer(self, response: RecordedResponse) -> None:
-        request = self.current.get(response.request_id)
-        if request is not None and request.answer is None:
-            request.answer = response
+    def answer(self, request: _Request, response: RecordedResponse) -> None:
+        request.answer = response
+        self.unanswered[request.executor] -= 1
+
+    def earliest_stamp(self) -> int | None:
+        """The earliest arrival of a writer that may still hold the stamp it put on beginTimeInLock,
+        or None: one not answered yet, or, where ``finally`` does not reset the stamp, one answered
+        with an error (an exception inside the lock). A writer once past that never holds it again."""
+        reset_in_finally = self.config.profile.begin_time_reset_in_finally
+        while self.writers and (answer := self.writers[0].answer) is not None and (reset_in_finally or answer.code == ResponseCode.SUCCESS):
+            self.writers.popleft()
+        return self.writers[0].arrived if self.writers else None
 
 
 def first_impossible(config: BrokerConfig, environment: Environment, events: Sequence[Mapping[str, Any]]) -> Impossible | None:
@@ -124,7 +138,7 @@ def first_impossible(config: BrokerConfig, environment: Environment, events: Seq
                 if why is not None:
                     claim, detail = why
                     return Impossible(index, record["seq"], claim, f"opaque {response.request_id}: {detail}")
-            wire.answer(response)
+                wire.answer(request, response)
     return None
 
 
@@ -161,13 +175,9 @@ def _needs_busy(config: BrokerConfig, request: _Request, response: RecordedRespo
 def _busy(config: BrokerConfig, wire: _Wire, claim: str, ts: int) -> tuple[str, str] | None:
     timeout = config.os_page_cache_busy_timeout_ms
     latest = ts - timeout - 1  # a stamp at or before it is more than the timeout in the past
-    for writer in wire.requests:
-        if writer.arrived > latest:
-            break
-        if not config.profile.writes_commit_log(writer.code):
-            continue
-        if writer.answer is None or (not config.profile.begin_time_reset_in_finally and writer.answer.code != ResponseCode.SUCCESS):
-            return None
+    earliest = wire.earliest_stamp()
+    if earliest is not None and earliest <= latest:
+        return None
     if latest < config.start_time_ms:
         return claim, f"the store must be busy at ts {ts} (beginTimeInLock more than {timeout} ms before), but the broker started at ts {config.start_time_ms}"
     return (
@@ -216,7 +226,7 @@ def _overload(wire: _Wire, request: _Request) -> tuple[str, str] | None:
     capacity = wire.capacity[request.executor]
     if capacity is None:
         return "overload_answers_only_when_the_queue_is_full", f"[OVERLOAD] from the {request.executor.value} executor, whose queue is unbounded"
-    waiting = sum(1 for r in wire.requests if r is not request and r.executor is request.executor and r.answer is None)
+    waiting = wire.unanswered[request.executor] - 1  # but the request refused
     foreign = wire.foreign[request.executor]
     if waiting + foreign >= capacity:
         return None
