@@ -21,7 +21,7 @@ from traces.checking.partial import Budgets, replay_partial
 from traces.checking.replay import replay_records
 from traces.format.project import project
 from traces.format.read import raw_records
-from traces.format.records import UNDECLARED_ENVIRONMENT, Observation, declared_environment, header_from_record
+from traces.format.records import UNDECLARED_ENVIRONMENT, Observation, header_from_record
 from traces.recording.examples import EXAMPLES
 from traces.recording.record import WORKLOADS, record_workload
 
@@ -250,7 +250,7 @@ def test_no_recording_of_the_reference_breaks_a_condition_at_any_level(tmp_path:
         for level in (Observation.QUEUES, Observation.BLACK_BOX):
             projected = list(project(records, level))
             header = header_from_record(projected[0])  # the recording declares its workload's environment
-            assert first_impossible(header.config, declared_environment(header.hidden_environment()), projected[1:]) is None, (workload, level)
+            assert first_impossible(header.config, header.hidden_environment(), projected[1:]) is None, (workload, level)
 
 
 @settings(max_examples=8, deadline=None)
@@ -259,7 +259,7 @@ def test_no_random_run_of_the_reference_breaks_a_condition(tmp_path_factory: pyt
     records = _recording(tmp_path_factory.mktemp("rec"), workload, profile, 300, seed)
     projected = list(project(records, Observation.BLACK_BOX))
     header = header_from_record(projected[0])
-    assert first_impossible(header.config, declared_environment(header.hidden_environment()), projected[1:]) is None
+    assert first_impossible(header.config, header.hidden_environment(), projected[1:]) is None
 
 
 #: The broken examples whose defect the wire alone shows: the event and the claim.

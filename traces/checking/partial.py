@@ -94,7 +94,6 @@ from traces.format.records import (
     EventColumns,
     header_from_record,
     header_record,
-    declared_environment,
     environment_to_json,
     Observation,
     QUIET_ENVIRONMENT,
@@ -161,7 +160,7 @@ class PartialReplay:
         #: What the outside world may do unseen: the trace's declaration (or the part of it the
         #: caller names: :func:`witness_environments`), without requests or clock (the trace's own
         #: events); of it, the search proposes only the actions the level hides.
-        self.environment: Environment = declared_environment(header.hidden_environment() if environment is None else environment)
+        self.environment: Environment = header.hidden_environment() if environment is None else environment
         self.candidates: dict[BrokerState, Trail | None] = {initial_state(self.config): None}
         self.id_of: dict[int, int] = {}  # opaque -> the spec's request id (arrivals are always visible)
         self.opaque_of: dict[int, int] = {}
@@ -447,7 +446,7 @@ def _replay_partial(header: TraceHeader, observed: list[Mapping[str, Any]], budg
     """:func:`replay_partial`'s searches, with the cyclic collector off."""
     from traces.checking.witness import find_witness  # it builds on this module's search
 
-    impossible = first_impossible(header.config, declared_environment(header.hidden_environment()), observed)
+    impossible = first_impossible(header.config, header.hidden_environment(), observed)
     started = time.monotonic()
     steps, guided = 0, "the witness-first search was not run (no run explains the trace)"
     if impossible is None:
@@ -497,7 +496,7 @@ def witness_environments(header: TraceHeader) -> list[Environment]:
     many would otherwise spend the search on runs the trace does not need: a trace whose run needs
     none of them is searched first as before (with half the share), and the second pass still
     proposes only the declared steps."""
-    declared = declared_environment(header.hidden_environment())
+    declared = header.hidden_environment()
     narrow = replace(QUIET_ENVIRONMENT, exceptions_in_lock=declared.exceptions_in_lock)  # UNDECLARED_ENVIRONMENT's one step, where declared
     # Compared as declarations: compiled by mypyc, ``==`` on two Environment records here did not
     # compare their fields (tests/test_compiled.py found the two passes where one was due).

@@ -172,9 +172,9 @@ class TraceHeader:
     environment: Environment | None = None  # the hidden environment it declares (declared_environment); None: none declared
 
     def hidden_environment(self) -> Environment:
-        """What the environment may do that the trace need not show: its declaration, or
-        :data:`UNDECLARED_ENVIRONMENT`."""
-        return UNDECLARED_ENVIRONMENT if self.environment is None else self.environment
+        """What the environment may do that the trace need not show: its declaration (the
+        declarable fields alone, :func:`declared_environment`), or :data:`UNDECLARED_ENVIRONMENT`."""
+        return UNDECLARED_ENVIRONMENT if self.environment is None else declared_environment(self.environment)
 
 
 def config_to_json(config: BrokerConfig) -> dict[str, Any]:
