@@ -77,9 +77,36 @@ def test_a_writer_that_threw_inside_the_lock_keeps_the_store_busy_only_where_fin
 def test_rejectrequest_needs_busy_only_while_the_pool_cannot_run_dry() -> None:
     events = [_arrive(1, 1), _answer(1, 1, REJECT_REQUEST_REMARK)]
     assert _flagged(_config(), events) == (2, "reject_request_answers_only_while_busy_or_deficient")
-    pooled = _config(transient_store_pool_enable=True)
+    pooled = _config(transient_store_pool_enable=True, transient_store_pool_size=0)
     assert pooled.pool_enabled
-    assert _flagged(pooled, events) is None
+    assert _flagged(pooled, events) is None  # a pool of none is deficient from the start
+
+
+def test_a_deficient_pool_needs_a_writer_inside_the_lock_for_each_message_of_its_filled_files_and_one_more() -> None:
+    pooled = _config(transient_store_pool_enable=True, transient_store_pool_size=3, mapped_file_size=2)  # 2 files of 2 filled, 1 created
+    enough = [_arrive(1, i) for i in range(1, 6)] + [_arrive(1, 6), _answer(1, 6, REJECT_REQUEST_REMARK)]
+    assert _flagged(pooled, enough) is None
+    assert _flagged(pooled, enough[1:]) == (6, "reject_request_answers_only_while_busy_or_deficient")  # 4 writers are one short
+    assert _flagged(pooled, [_arrive(1, 9, ADMIN), *enough[1:]]) == (7, "reject_request_answers_only_while_busy_or_deficient")  # an admin request writes nothing
+    one = _config(transient_store_pool_enable=True, transient_store_pool_size=1, mapped_file_size=2)
+    assert _flagged(one, [_arrive(1, 1), _arrive(1, 2), _answer(1, 2, REJECT_REQUEST_REMARK)]) is None  # request 1 created the only file
+    assert _flagged(one, [_arrive(1, 2), _answer(1, 2, REJECT_REQUEST_REMARK)]) == (2, "reject_request_answers_only_while_busy_or_deficient")
+
+
+def test_a_writer_answered_with_a_code_no_lock_holder_gets_never_borrowed_a_buffer() -> None:
+    one = _config(transient_store_pool_enable=True, transient_store_pool_size=1)
+    refused = [_arrive(1, 1), _arrive(1, 2), _answer(1, 1, REJECT_REQUEST_REMARK), _answer(1, 2, REJECT_REQUEST_REMARK)]
+    assert _flagged(one, refused) == (4, "reject_request_answers_only_while_busy_or_deficient")  # 1 was refused: it never took the lock
+    for code in (ResponseCode.SUCCESS, ResponseCode.SYSTEM_ERROR):  # a writer that appended, or threw inside the lock
+        assert _flagged(one, [*refused[:2], _answer(1, 1, None, code), refused[3]]) is None
+
+
+def test_a_writer_a_cleaner_answered_never_stamped_the_lock() -> None:
+    config = _config(os_page_cache_busy_timeout_ms=20)
+    cleaned = [_arrive(1, 1), _answer(60, 1, timeout_remark(50, 0)), _arrive(80, 2), _answer(100, 2, PC_SYNCHRONIZED_REMARK, config.profile.pc_synchronized_code)]
+    assert _flagged(config, cleaned) == (4, "responses_carry_the_profile_code_and_remark")
+    threw = [cleaned[0], _answer(60, 1, None, ResponseCode.SYSTEM_ERROR), *cleaned[2:]]
+    assert _flagged(config, threw) is None  # 5.3.3: an exception inside the lock may leave the stamp
 
 
 def test_a_page_cache_busy_drain_needs_a_busy_store() -> None:
@@ -234,6 +261,58 @@ def test_a_reused_opaque_names_its_latest_request() -> None:
     assert _flagged(config, [*events[:3], _answer(70, 7, timeout_remark(61, 0))]) == (4, "timeout_answers_only_after_the_queue_wait")
 
 
+# -- a code no processor serves ---------------------------------------------------------------------
+
+
+UNKNOWN = 99_999
+NOT_SUPPORTED = (f" request type {UNKNOWN} not supported", ResponseCode.REQUEST_CODE_NOT_SUPPORTED)
+
+
+def test_a_code_no_processor_serves_is_answered_not_supported_with_its_own_code() -> None:
+    config = _config()
+    assert not config.profile.has_processor_for(UNKNOWN) and UNKNOWN not in config.profile.admin_codes
+    assert _flagged(config, [_arrive(1, 1, UNKNOWN), _answer(2, 1, *NOT_SUPPORTED)]) is None
+    for remark, code in ((None, ResponseCode.SUCCESS), (NOT_SUPPORTED[0], ResponseCode.SUCCESS), (" request type 12 not supported", NOT_SUPPORTED[1])):
+        assert _flagged(config, [_arrive(1, 1, UNKNOWN), _answer(2, 1, remark, code)]) == (2, "responses_carry_the_profile_code_and_remark")
+    assert _flagged(config, [_arrive(1, 1, ADMIN), _answer(2, 1, *NOT_SUPPORTED)]) is None  # the admin processor's own answer is its business
+    assert _flagged(config, [_arrive(1, 1, UNKNOWN), _answer(600, 1, timeout_remark(599, 0))]) is None  # flow control answers it too
+
+
+def test_before_4_9_1_the_default_processor_answers_an_unknown_code_nothing() -> None:
+    old = _config("4.3.2")
+    assert not old.profile.admin_answers_unknown_code
+    assert _flagged(old, [_arrive(1, 1, UNKNOWN), _answer(2, 1, *NOT_SUPPORTED)]) == (2, "responses_carry_the_profile_code_and_remark")
+    bare = dataclasses.replace(old, default_processor_registered=False)  # the dispatch answers it, in every release
+    assert _flagged(bare, [_arrive(1, 1, UNKNOWN), _answer(2, 1, *NOT_SUPPORTED)]) is None
+    assert _flagged(bare, [_arrive(1, 1, UNKNOWN), _answer(2, 1, None, ResponseCode.SUCCESS)]) == (2, "responses_carry_the_profile_code_and_remark")
+
+
+def test_an_unknown_code_for_a_broker_without_an_admin_executor_is_not_judged() -> None:
+    config = _config()
+    sends_only = dataclasses.replace(config, executors=tuple(e for e in config.executors if e.name is ExecutorName.SEND))
+    assert _flagged(sends_only, [_arrive(1, 1, UNKNOWN), _answer(2, 1, None, ResponseCode.SUCCESS)]) is None
+
+
+def test_the_details_of_the_new_conditions() -> None:
+    pooled = _config(transient_store_pool_enable=True, transient_store_pool_size=3, mapped_file_size=2)
+    short = _found(pooled, [_arrive(1, 1), _answer(1, 1, REJECT_REQUEST_REMARK)])
+    assert short is not None and short.detail == (
+        "opaque 1: the store must be busy at ts 1 (beginTimeInLock more than 20 ms before), but the broker started at ts 1;"
+        " nor can the pool be deficient: lending its 3 buffers at once takes 5 writers inside the put lock"
+        " (2 files of 2 messages filled, one more created), but only 0 other writer(s) had arrived that were not answered"
+        " with a code no lock holder gets"
+    )
+    wrong = _found(_config(), [_arrive(1, 1, UNKNOWN), _answer(2, 1, None, ResponseCode.SUCCESS)])
+    assert wrong is not None and wrong.detail == (
+        "opaque 1: code 99999 has no processor, so it is answered 3 ' request type 99999 not supported' or by flow control, not 0 None"
+    )
+    silent = _found(_config("4.3.2"), [_arrive(1, 1, UNKNOWN), _answer(2, 1, *NOT_SUPPORTED)])
+    assert silent is not None and silent.detail == (
+        "opaque 1: code 99999 has no processor and 4.3.2's default processor answers it nothing, so only flow control"
+        " answers it, not 3 ' request type 99999 not supported'"
+    )
+
+
 # -- soundness, and the verdicts it gives ----------------------------------------------------------
 
 
@@ -264,8 +343,10 @@ def test_no_random_run_of_the_reference_breaks_a_condition(tmp_path_factory: pyt
 
 #: The broken examples whose defect the wire alone shows: the event and the claim.
 WIRE_SHOWS = {
+    "fifo_service_per_queue": (10, "responses_carry_the_profile_code_and_remark"),
     "no_queue_over_capacity": (35, "no_queue_exceeds_its_capacity"),
     "pcbusy_only_while_busy": (84, "reject_request_answers_only_while_busy_or_deficient"),
+    "rejectrequest_only_while_busy_or_deficient": (43, "reject_request_answers_only_while_busy_or_deficient"),
     "timeout_only_after_the_queue_wait": (75, "timeout_answers_only_after_the_queue_wait"),
 }
 

@@ -12,8 +12,24 @@ answers alone, in one pass:
   (``spec.putlock.acquire_for_put``; the HA service takes the lock without stamping,
   ``acquire_for_ha``). A writer that was answered before the busy answer had released the lock,
   and the release resets the stamp, except an exception inside the lock in the releases that do
-  not reset it in ``finally`` (``throw_inside_lock``). So some writer must have arrived more than
-  the timeout before, and not have been answered before, unless with an error in such a release.
+  not reset it in ``finally`` (``throw_inside_lock``), whose answer is SYSTEM_ERROR. So some writer
+  must have arrived more than the timeout before, and not have been answered before, unless with
+  SYSTEM_ERROR in such a release (every other answer a writer gets is written after the reset, or
+  on a path that never takes the lock: the dispatch, a cleaner, the put pre-check, the limiter).
+- **``[REJECTREQUEST]`` with the TransientStorePool on** needs the store busy (above) or the pool
+  deficient, no buffer available (``spec.remoting.reject_request``,
+  ``spec.storepool.is_transient_store_pool_deficient``). Only a new commit-log file borrows a
+  buffer, created by a writer inside the put lock when the last file is full
+  (``spec.workers.worker_creates_mapped_file``), and a file fills with one message for each writer
+  that appends (``worker_appends_and_unlocks``). So ``transientStorePoolSize`` buffers out at once
+  need as many files created, the first ``size - 1`` of them filled: ``(size - 1) × mappedFileSize``
+  writers that appended and one more that created the last, each of which arrived before and was not
+  answered with a code only a request that never took the lock gets (neither SUCCESS nor SYSTEM_ERROR).
+- **A request with a code no processor serves** (no registered processor, not one the default
+  processor's switch knows) is answered, but for flow control, only REQUEST_CODE_NOT_SUPPORTED
+  with `` request type <its code> not supported``: by the dispatch when there is no default
+  processor (``spec.remoting.dispatch_answers_not_supported``), by the default processor from
+  4.9.1, which in 4.0.0–4.9.0 answers nothing (``spec.workers.worker_processes_request``).
 - **A cleaner's remark** ("period in queue: 54ms, size of queue: 5") reports the task's wait, at
   most the time since its request arrived (the task is created after the arrival), at least its
   queue's wait for ``[TIMEOUT_CLEAN_QUEUE]`` (``spec.fastfailure.is_expired``); and the size left,
@@ -40,7 +56,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from spec.codes import CLEAN_QUEUE_PATTERN, OVERLOAD_REMARK, REJECT_REQUEST_REMARK, ResponseCode
+from spec.codes import CLEAN_QUEUE_PATTERN, OVERLOAD_REMARK, REJECT_REQUEST_REMARK, ResponseCode, is_flow_control_remark, not_supported_remark
 from spec.config import BrokerConfig
 from spec.environment import InternalTaskSubmitted, OperatorSetsFastFailureEnable, OperatorSetsQueueWait
 from spec.machine import Environment
@@ -84,6 +100,9 @@ class _Wire:
         #: The writers of the commit log in arrival order, from the earliest that may still hold
         #: its beginTimeInLock stamp on (those behind it may already have let theirs go).
         self.writers: deque[_Request] = deque()
+        #: The writers of the commit log that arrived and may have taken the put lock: all but those
+        #: answered with a code no lock holder gets (neither SUCCESS nor SYSTEM_ERROR).
+        self.lockers = 0
         self.waits: dict[ExecutorName, set[int]] = {}
         for queue, wait in config.queue_waits + environment.queue_wait_changes:
             self.waits.setdefault(queue, set()).add(wait)
@@ -109,17 +128,20 @@ class _Wire:
         self.unanswered[request.executor] = self.unanswered.get(request.executor, 0) + 1
         if self.config.profile.writes_commit_log(request.code):
             self.writers.append(request)
+            self.lockers += 1
 
     def answer(self, request: _Request, response: RecordedResponse) -> None:
         request.answer = response
         self.unanswered[request.executor] -= 1
+        if self.config.profile.writes_commit_log(request.code) and response.code not in (ResponseCode.SUCCESS, ResponseCode.SYSTEM_ERROR):
+            self.lockers -= 1
 
     def earliest_stamp(self) -> int | None:
         """The earliest arrival of a writer that may still hold the stamp it put on beginTimeInLock,
         or None: one not answered yet, or, where ``finally`` does not reset the stamp, one answered
-        with an error (an exception inside the lock). A writer once past that never holds it again."""
+        SYSTEM_ERROR (an exception inside the lock). A writer once past that never holds it again."""
         reset_in_finally = self.config.profile.begin_time_reset_in_finally
-        while self.writers and (answer := self.writers[0].answer) is not None and (reset_in_finally or answer.code == ResponseCode.SUCCESS):
+        while self.writers and (answer := self.writers[0].answer) is not None and (reset_in_finally or answer.code != ResponseCode.SYSTEM_ERROR):
             self.writers.popleft()
         return self.writers[0].arrived if self.writers else None
 
@@ -144,8 +166,12 @@ def first_impossible(config: BrokerConfig, environment: Environment, events: Seq
 
 def _why_impossible(config: BrokerConfig, wire: _Wire, request: _Request, response: RecordedResponse, ts: int) -> tuple[str, str] | None:
     remark = response.remark
+    if not is_flow_control_remark(remark):
+        why = _unknown_code(config, wire, request, response)
+        if why is not None:
+            return why
     if remark is None:
-        return None  # every answer these conditions judge carries a remark
+        return None  # the other conditions judge answers that carry a remark
     cleaned = CLEAN_QUEUE_PATTERN.fullmatch(remark)
     if cleaned is not None:
         why = _cleaner(config, wire, request, cleaned.group(1), int(cleaned.group(2)), int(cleaned.group(3)), ts)
@@ -153,7 +179,10 @@ def _why_impossible(config: BrokerConfig, wire: _Wire, request: _Request, respon
             return why
     claim = _needs_busy(config, request, response, remark)
     if claim is not None:
-        return _busy(config, wire, claim, ts)
+        why = _busy(config, wire, claim, ts)
+        if why is None or remark != REJECT_REQUEST_REMARK or not config.pool_enabled:
+            return why
+        return _deficient(config, wire, why)
     if remark == OVERLOAD_REMARK:
         return _overload(wire, request)
     return None
@@ -167,7 +196,7 @@ def _needs_busy(config: BrokerConfig, request: _Request, response: RecordedRespo
         return None
     if (response.code, remark) == busy_answer(config.profile, request.code):
         return "responses_carry_the_profile_code_and_remark"  # [PC_SYNCHRONIZED] is written by the put pre-check, only while busy
-    if remark == REJECT_REQUEST_REMARK and not config.pool_enabled:
+    if remark == REJECT_REQUEST_REMARK:
         return "reject_request_answers_only_while_busy_or_deficient"
     return None
 
@@ -184,6 +213,45 @@ def _busy(config: BrokerConfig, wire: _Wire, claim: str, ts: int) -> tuple[str, 
         claim,
         f"the store must be busy at ts {ts} (beginTimeInLock more than {timeout} ms before), but no writer of the"
         f" commit log that arrived by ts {latest} was still unanswered",
+    )
+
+
+def _deficient(config: BrokerConfig, wire: _Wire, not_busy: tuple[str, str]) -> tuple[str, str] | None:
+    """Why the pool cannot be deficient either, after ``not_busy`` said why the store is not busy; None if it may be."""
+    size, file_size = config.transient_store_pool_size, config.mapped_file_size
+    needed = 0 if size == 0 else (size - 1) * file_size + 1  # writers inside the lock to lend every buffer at once
+    lockers = wire.lockers - 1  # but the request refused, which never reached the lock
+    if lockers >= needed:
+        return None
+    claim, busy = not_busy
+    return (
+        claim,
+        f"{busy}; nor can the pool be deficient: lending its {size} buffers at once takes {needed} writers inside the put lock"
+        f" ({size - 1} files of {file_size} messages filled, one more created), but only {lockers} other writer(s) had arrived"
+        " that were not answered with a code no lock holder gets",
+    )
+
+
+def _unknown_code(config: BrokerConfig, wire: _Wire, request: _Request, response: RecordedResponse) -> tuple[str, str] | None:
+    """Why an answer other than flow control's cannot be the one to a request no processor serves, or None."""
+    profile = config.profile
+    if profile.has_processor_for(request.code) or request.code in profile.admin_codes:
+        return None  # a processor's own answer: the spec leaves its code and remark to the processor
+    if request.executor is not None and request.executor not in wire.capacity:
+        return None  # no run has this arrival: the spec's guards say nothing of its answer
+    expected = (int(ResponseCode.REQUEST_CODE_NOT_SUPPORTED), not_supported_remark(request.code))
+    if request.executor is None or profile.admin_answers_unknown_code:
+        if (response.code, response.remark) == expected:
+            return None
+        return (
+            "responses_carry_the_profile_code_and_remark",
+            f"code {request.code} has no processor, so it is answered {expected[0]} {expected[1]!r} or by flow control,"
+            f" not {response.code} {response.remark!r}",
+        )
+    return (
+        "responses_carry_the_profile_code_and_remark",
+        f"code {request.code} has no processor and {profile.version}'s default processor answers it nothing, so only flow control"
+        f" answers it, not {response.code} {response.remark!r}",
     )
 
 
