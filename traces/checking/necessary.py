@@ -219,7 +219,7 @@ def _busy(config: BrokerConfig, wire: _Wire, claim: str, ts: int) -> tuple[str, 
 def _deficient(config: BrokerConfig, wire: _Wire, not_busy: tuple[str, str]) -> tuple[str, str] | None:
     """Why the pool cannot be deficient either, after ``not_busy`` said why the store is not busy; None if it may be."""
     size, file_size = config.transient_store_pool_size, config.mapped_file_size
-    needed = 0 if size == 0 else (size - 1) * file_size + 1  # writers inside the lock to lend every buffer at once
+    needed = max(0, (size - 1) * file_size + 1)  # writers inside the lock to lend every buffer at once (none for a pool of none)
     lockers = wire.lockers - 1  # but the request refused, which never reached the lock
     if lockers >= needed:
         return None
