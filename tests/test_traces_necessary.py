@@ -341,6 +341,18 @@ def test_no_random_run_of_the_reference_breaks_a_condition(tmp_path_factory: pyt
     assert first_impossible(header.config, header.hidden_environment(), projected[1:]) is None
 
 
+def test_a_pool_exhaustion_recording_needs_its_own_pool_and_no_larger(tmp_path: Path) -> None:
+    """The pool's count is no vacuous bound: the recording's refusals pass on it (the store is not
+    busy then), and the same answers under a header claiming two more buffers are ruled out."""
+    projected = list(project(_recording(tmp_path, "pool-exhaustion", "5.3.3", 400), Observation.BLACK_BOX))
+    header = header_from_record(projected[0])
+    config, environment = header.config, header.hidden_environment()
+    assert config.pool_enabled and (config.transient_store_pool_size, config.mapped_file_size) == (2, 2)
+    assert first_impossible(config, environment, projected[1:]) is None
+    larger = first_impossible(dataclasses.replace(config, transient_store_pool_size=4), environment, projected[1:])
+    assert larger is not None and larger.claim == "reject_request_answers_only_while_busy_or_deficient"
+
+
 #: The broken examples whose defect the wire alone shows: the event and the claim.
 WIRE_SHOWS = {
     "fifo_service_per_queue": (10, "responses_carry_the_profile_code_and_remark"),
