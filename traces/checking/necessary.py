@@ -40,6 +40,13 @@ answers alone, in one pass:
   capacity must have arrived before and not been answered yet, each being in the queue, plus
   whatever foreign tasks the environment may put there.
 
+Two flow-control claims have no shadow here, because the wire does not fix what they are about.
+Fast failure's period: a run starts at its slot or any time later and the clock may move while it
+runs (the scheduler is not assumed punctual), so the period only caps how many runs have started
+by a time, and one run may answer many requests. A queue's order: a request may wait on its
+remoting thread, its task created or not, while another thread dispatches a later one, so with two
+or more remoting threads arrival order does not fix the order a queue serves in.
+
 Every condition is a consequence of the spec's guards and effects, weakened wherever the
 environment may interfere (an operator changing a queue's wait or the switch, foreign tasks):
 so a trace that breaks one has no run of the spec, and the partial replay may call it a
