@@ -21,7 +21,14 @@ follows one run instead, and lets the trace steer it:
   is never taken by a worker; one the put pre-check refuses never passes it), and the states in
   which a task that a cleaner later takes from the head has more tasks behind it than the
   cleaner's remark counts ("size of queue: 5"): none of them can leave first, so no run goes on
-  from there. Such a task joins its queue as late as it can.
+  from there. Such a task joins its queue as late as it can. Likewise the states in which a task
+  ahead of such a task, or a request on its way to join the queue behind it, is answered before
+  it; in which too few tasks are behind it and too few can still join; and in which the
+  millisecond its remark gives for its creation has passed without it.
+- A request's remoting-thread steps (the rate-limit handler, the task's creation) are taken at
+  once: a send created late may find the store busy and be refused where the trace serves it. A
+  request the trace never answers moves along by the time the next request routed to its
+  executor is answered.
 - A :class:`Strategy` may add guesses: before an answer of flow control, the steps that load
   the broker (the put path, the queueing) come before time moves on, since such an answer needs
   a lock held long or a queue filled early; tasks reach an executor in the order its workers
@@ -63,7 +70,7 @@ from spec.remoting import (
     RequestArrives,
     route,
 )
-from spec.state import BrokerState, RequestTask, written_as
+from spec.state import BrokerState, IoStage, RequestTask, written_as
 from spec.workers import WorkerAcquiresPutLock, WorkerPassesPutCheck, WorkerTakesTask
 from traces.checking.partial import OutOfBudget, PartialReplay, PartialResult, Trail
 from traces.format.records import responses_from_record
@@ -82,6 +89,9 @@ _PAST_THE_WRITER: dict[str, frozenset[type[Action]]] = {
     "[PCBUSY_CLEAN_QUEUE]": frozenset({WorkerTakesTask}),
     "[TIMEOUT_CLEAN_QUEUE]": frozenset({WorkerTakesTask}),
 }
+
+#: The answers written on the remoting thread: such a request never joins a queue.
+_REFUSED_ON_THE_REMOTING_THREAD = frozenset(tag for tag, past in _PAST_THE_WRITER.items() if DispatchCreatesTask in past or DispatchQueuesTask in past)
 
 _PUT_PATH: frozenset[type[Action]] = frozenset(
     {DispatchCreatesTask, DispatchStartsWorker, DispatchQueuesTask, WorkerTakesTask, WorkerPassesPutCheck, WorkerAcquiresPutLock}
@@ -125,33 +135,47 @@ def _tag(remark: str | None) -> str:
 
 @dataclass
 class _Answers:
-    """What the trace says of each request's first answer, read once (keys are the trace's opaques)."""
+    """What the trace says of each request's first answer, read once (keys are the spec's request
+    numbers: the requests in the order they arrive)."""
 
     at: dict[int, int] = field(default_factory=dict)  # the index of the event that answers it
     tag: dict[int, str] = field(default_factory=dict)  # that answer's flow-control tag, or ""
     created_at: dict[int, int] = field(default_factory=dict)  # its task's creation time, where a cleaner's remark gives it
     behind: dict[int, int] = field(default_factory=dict)  # how many tasks were behind it in its queue when a cleaner took it
-    by_workers: dict[ExecutorName, list[tuple[int, int]]] = field(default_factory=dict)  # executor -> (event, opaque) its workers answer, in order
+    by_workers: dict[ExecutorName, list[tuple[int, int]]] = field(default_factory=dict)  # executor -> (event, request) its workers answer, in order
     executor: dict[int, ExecutorName | None] = field(default_factory=dict)  # the executor each request is routed to
+    due: dict[int, int] = field(default_factory=dict)  # by when its hidden steps are needed: its answer, or (never answered) the next arrival's
+    arrivals: dict[ExecutorName | None, list[int]] = field(default_factory=dict)  # executor -> the events at which requests routed to it arrive
 
     @staticmethod
     def read(config: BrokerConfig, events: Sequence[Mapping[str, Any]]) -> _Answers:
         answers = _Answers()
+        named: dict[int, int] = {}  # opaque -> the request it names now (an opaque may be reused once answered)
         for i, record in enumerate(events):
             if record["kind"] == RequestArrives.__name__:
-                answers.executor[record["request_id"]] = route(config, record["code"])
+                request = named[record["request_id"]] = len(answers.executor) + 1  # the spec numbers requests as they arrive
+                answers.executor[request] = executor = route(config, record["code"])
+                answers.arrivals.setdefault(executor, []).append(i)
             for r in responses_from_record(record):
-                if r.request_id in answers.at:
+                request = named.get(r.request_id, 0)
+                if request in answers.at or request not in answers.executor:
                     continue
-                answers.at[r.request_id] = i
-                answers.tag[r.request_id] = _tag(r.remark)
+                answers.at[request] = i
+                answers.tag[request] = _tag(r.remark)
                 cleaned = CLEAN_QUEUE_PATTERN.match(r.remark or "")
                 if cleaned is not None:
-                    answers.created_at[r.request_id] = record["ts"] - int(cleaned.group(2))
-                    answers.behind[r.request_id] = int(cleaned.group(3))  # the remark's size is after removal
-                executor = answers.executor.get(r.request_id)
-                if answers.tag[r.request_id] not in _PAST_THE_WRITER and executor is not None:
-                    answers.by_workers.setdefault(executor, []).append((i, r.request_id))
+                    answers.created_at[request] = record["ts"] - int(cleaned.group(2))
+                    answers.behind[request] = int(cleaned.group(3))  # the remark's size is after removal
+                executor = answers.executor[request]
+                if answers.tag[request] not in _PAST_THE_WRITER and executor is not None:
+                    answers.by_workers.setdefault(executor, []).append((i, request))
+        answers.due = answers.at.copy()
+        later: dict[ExecutorName | None, int] = {}  # executor -> the soonest answer of the requests routed to it that arrived since
+        for request in range(len(answers.executor), 0, -1):
+            executor = answers.executor[request]
+            if request not in answers.at and executor in later:
+                answers.due[request] = later[executor]
+            later[executor] = min(later.get(executor, _NEVER), answers.at.get(request, _NEVER))
         return answers
 
 
@@ -207,7 +231,7 @@ class _Search:
         replay, record = self.replay, self.events[k]
         if time.monotonic() > replay.deadline:
             raise OutOfBudget(f"time budget ({replay.deadline_seconds:g} s) ran out")
-        if self._too_many_behind(s):
+        if self._no_run_goes_on(s, k):
             return
         ts: int = record["ts"]
         before = ts - record["ms"] if record["kind"] == ClockAdvances.__name__ else ts
@@ -273,19 +297,60 @@ class _Search:
             return ExecutorName.SEND in executors
         return True
 
-    def _too_many_behind(self, s: BrokerState) -> bool:
-        """Whether a task that a cleaner later takes from the head of its queue has more tasks
-        behind it than the cleaner's remark counts. None of them can leave first (workers and
-        cleaners take the head), so no run of the spec goes on from here to explain that answer."""
-        if not self.answers.behind:
+    def _no_run_goes_on(self, s: BrokerState, k: int) -> bool:
+        """Whether the queues or remoting threads already contradict what the trace says later, so
+        that no run of the spec goes on from here. Workers and cleaners take only a queue's head,
+        so a task leaves its queue after every task ahead of it, and a task a cleaner answers leaves
+        at that answer: a task ahead of it, or one still to join the queue behind it, cannot be
+        answered before it; nor can it have more tasks behind it than the cleaner's remark counts
+        ("size of queue: 5"), nor fewer than can still join before that answer. And a task whose
+        creation time a cleaner's remark gives is created at that millisecond, not after it."""
+        answers = self.answers
+        if not answers.created_at:
             return False
+        cleaned_last: dict[ExecutorName, int] = {}  # executor -> the latest answer of a task in its queue that a cleaner takes
         for e in s.executors:
+            left = -1
             for i, task in enumerate(e.queue):
-                if isinstance(task, RequestTask):
-                    behind = self.answers.behind.get(self.replay.opaque_of.get(task.request.id, -1))
-                    if behind is not None and len(e.queue) - i - 1 > behind:
+                if not isinstance(task, RequestTask):
+                    continue
+                request = task.request.id
+                answered = answers.at.get(request)
+                if answered is not None and answered < left:
+                    return True
+                behind = answers.behind.get(request)
+                if behind is not None:
+                    if not self._behind_can_be(s, e.name, len(e.queue) - i - 1, behind, k, answers.at[request]):
                         return True
+                    left = max(left, answers.at[request])
+            if len(e.workers) == self.replay.config.executor(e.name).threads:  # a task submitted now joins the queue
+                cleaned_last[e.name] = left
+        for io in s.io_threads:
+            if io.request is None:
+                continue
+            request = io.request.id
+            created = answers.created_at.get(request)
+            if created is not None and created < s.now and io.stage is not IoStage.TASK_CREATED:
+                return True
+            executor = answers.executor.get(request)
+            joins = answers.tag.get(request) not in _REFUSED_ON_THE_REMOTING_THREAD
+            if joins and executor is not None and answers.at.get(request, _NEVER) < cleaned_last.get(executor, -1):
+                return True
         return False
+
+    def _behind_can_be(self, s: BrokerState, executor: ExecutorName, behind: int, counted: int, k: int, answered: int) -> bool:
+        """Whether the tasks behind one that a cleaner takes at event ``answered``, ``behind`` of
+        them now, can be the ``counted`` its remark gives then: none can leave first, and those
+        that may still join are the requests on remoting threads now and those arriving before
+        that answer (or any number, where the environment may add foreign tasks to the queue)."""
+        if behind > counted:
+            return False
+        if executor in self.replay.environment.foreign_tasks:
+            return True
+        held = sum(1 for io in s.io_threads if io.request is not None and route(self.replay.config, io.request.code) is executor)
+        arrivals = self.answers.arrivals.get(executor, [])
+        coming = bisect.bisect_left(arrivals, answered) - bisect.bisect_left(arrivals, k)
+        return behind + held + coming >= counted
 
     def _urgency(self, s: BrokerState, a: Action, k: int) -> int | None:
         """How many events ahead the trace answers the request a hidden step serves (0 for the
@@ -296,13 +361,14 @@ class _Search:
         if request is None:
             return _NEVER
         answers = self.answers
-        opaque = self.replay.opaque_of.get(request, -1)
-        if isinstance(a, DispatchCreatesTask) and opaque in answers.created_at:
-            return 0 if s.now == answers.created_at[opaque] else None
-        answered = answers.at.get(opaque, _NEVER)
-        if type(a) in _PAST_THE_WRITER.get(answers.tag.get(opaque, ""), ()):
+        if isinstance(a, DispatchCreatesTask) and request in answers.created_at:
+            return 0 if s.now == answers.created_at[request] else None
+        answered = answers.due.get(request, _NEVER)
+        if type(a) in _PAST_THE_WRITER.get(answers.tag.get(request, ""), ()):
             return None
-        if isinstance(a, DispatchQueuesTask) and answers.tag.get(opaque) in CLEAN_QUEUE_TAGS and answered > k:
+        if isinstance(a, (RateLimitHandlerAdmits, DispatchCreatesTask)):
+            return 0
+        if isinstance(a, DispatchQueuesTask) and answers.tag.get(request) in CLEAN_QUEUE_TAGS and answered > k:
             return _NEVER - 1  # a task a cleaner answers waits at the head: it joins the queue as late as it can
         if self.strategy.queue_order and isinstance(a, (DispatchQueuesTask, DispatchStartsWorker)):
             if self._out_of_order(s, a, request, answered, k):
@@ -320,14 +386,14 @@ class _Search:
             if io.request is None or io.request.id == request:
                 continue
             if self.strategy.any_executor or route(self.replay.config, io.request.code) is executor:
-                other = self.replay.opaque_of.get(io.request.id, -1)
-                if self.answers.at.get(other, _NEVER) < answered and self.answers.tag.get(other) not in _PAST_THE_WRITER:
+                other = io.request.id
+                if self.answers.due.get(other, _NEVER) < answered and self.answers.tag.get(other) not in _PAST_THE_WRITER:
                     return True
-        if isinstance(a, DispatchQueuesTask) and self.answers.tag.get(self.replay.opaque_of.get(request, -1)) in CLEAN_QUEUE_TAGS:
+        if isinstance(a, DispatchQueuesTask) and self.answers.tag.get(request) in CLEAN_QUEUE_TAGS:
             send = s.executor(ExecutorName.SEND)
             ahead = {w.task.request.id for w in send.workers if w.task is not None}
             ahead |= {t.request.id for t in send.queue if isinstance(t, RequestTask)}
-            return any(k <= i < answered and self.replay.id_of.get(o) not in ahead for i, o in self.answers.by_workers.get(ExecutorName.SEND, ()))
+            return any(k <= i < answered and other not in ahead for i, other in self.answers.by_workers.get(ExecutorName.SEND, ()))
         return False
 
 
