@@ -128,14 +128,16 @@ def recorded_as(r: Response, code: int, remark: str | None) -> bool:
     """Whether an answer seen on the wire (its code and remark) is the response ``r`` the spec wrote.
 
     The code and the remark must be ``r``'s, except where the spec leaves them to the
-    implementation: a remark of None (an exception's text) matches any remark, and a processor's
-    own answer (kind PROCESSOR: a pull's PULL_NOT_FOUND, an admin command's result; the spec writes
-    SUCCESS in its place) matches any code and any remark but a flow-control one, which only the
-    code paths the spec models write.
+    implementation: a remark of None (an exception's text, a put's SUCCESS) matches any remark,
+    and a processor's own answer (kind PROCESSOR: a pull's PULL_NOT_FOUND, an admin command's
+    result; the spec writes SUCCESS in its place) matches any code and any remark; but neither
+    matches a flow-control remark, which only the code paths the spec models write.
     """
     if r.kind is ResponseKind.PROCESSOR:
         return not is_flow_control_remark(remark)
-    return code == int(r.code) and (r.remark is None or r.remark == remark)
+    if r.remark is None:
+        return code == int(r.code) and not is_flow_control_remark(remark)
+    return code == int(r.code) and r.remark == remark
 
 
 def written_as(written: tuple[Response, ...], seen: Sequence[tuple[int | None, int, str | None]]) -> bool:

@@ -313,6 +313,46 @@ def test_the_details_of_the_new_conditions() -> None:
     )
 
 
+# -- a flow-control remark --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("remark", "profile", "code"),
+    [
+        (REJECT_REQUEST_REMARK, "5.3.3", ResponseCode.SYSTEM_BUSY),
+        (OVERLOAD_REMARK, "5.3.3", ResponseCode.SYSTEM_BUSY),
+        (timeout_remark(60, 0), "4.9.8", ResponseCode.SYSTEM_BUSY),
+        ("[RateLimit] for TopicTest need wait:5microsecs", "5.3.3", ResponseCode.SYSTEM_BUSY),
+        (PC_SYNCHRONIZED_REMARK, "5.3.3", ResponseCode.SYSTEM_BUSY),
+        (PC_SYNCHRONIZED_REMARK, "4.9.8", ResponseCode.SYSTEM_ERROR),  # SYSTEM_ERROR up to 5.2.0
+    ],
+)
+def test_a_flow_control_remark_comes_only_with_its_code_paths_code(remark: str, profile: str, code: ResponseCode) -> None:
+    """Judged before what the answer needs of the broker: an unanswered writer that arrived long
+    before makes the store possibly busy and any queue possibly cleaned, so only the code decides."""
+    config = _config(profile, os_page_cache_busy_timeout_ms=20)
+    for other in (ResponseCode.SUCCESS, ResponseCode.SYSTEM_ERROR, ResponseCode.SYSTEM_BUSY):
+        events = [_arrive(1, 1), _arrive(100, 2), _answer(100, 2, remark, other)]
+        claim = _flagged(config, events)
+        if other == code:
+            assert claim is None or claim[1] != "responses_carry_the_profile_code_and_remark", claim
+        else:
+            assert claim == (3, "responses_carry_the_profile_code_and_remark"), (other, claim)
+
+
+def test_a_flow_control_tag_comes_only_in_its_code_paths_text() -> None:
+    config = _config(os_page_cache_busy_timeout_ms=20)
+    for remark in (REJECT_REQUEST_REMARK + "!", "[OVERLOAD]", "[TIMEOUT_CLEAN_QUEUE]broker busy", "[PC_SYNCHRONIZED]"):
+        found = _found(config, [_arrive(1, 1), _arrive(100, 2), _answer(100, 2, remark)])
+        assert found is not None and found.claim == "responses_carry_the_profile_code_and_remark", remark
+        assert found.detail.endswith("and not with this text")
+    found = _found(config, [_arrive(1, 1), _answer(2, 1, REJECT_REQUEST_REMARK, ResponseCode.SUCCESS)])
+    assert found is not None and found.detail == (
+        "opaque 1: '[REJECTREQUEST]system busy, start flow control for a while' is written only by its flow-control code path,"
+        " with code 2 (SYSTEM_BUSY) in 5.3.3, not 0"
+    )
+
+
 # -- soundness, and the verdicts it gives ----------------------------------------------------------
 
 
@@ -358,6 +398,7 @@ WIRE_SHOWS = {
     "fifo_service_per_queue": (10, "responses_carry_the_profile_code_and_remark"),
     "no_queue_over_capacity": (35, "no_queue_exceeds_its_capacity"),
     "pcbusy_only_while_busy": (84, "reject_request_answers_only_while_busy_or_deficient"),
+    "responses_carry_the_profile_codes_and_remarks": (9, "responses_carry_the_profile_code_and_remark"),
     "rejectrequest_only_while_busy_or_deficient": (43, "reject_request_answers_only_while_busy_or_deficient"),
     "timeout_only_after_the_queue_wait": (75, "timeout_answers_only_after_the_queue_wait"),
 }

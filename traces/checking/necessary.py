@@ -30,6 +30,11 @@ answers alone, in one pass:
   with `` request type <its code> not supported``: by the dispatch when there is no default
   processor (``spec.remoting.dispatch_answers_not_supported``), by the default processor from
   4.9.1, which in 4.0.0–4.9.0 answers nothing (``spec.workers.worker_processes_request``).
+- **A flow-control remark** (one that opens with ``[REJECTREQUEST]``, ``[OVERLOAD]``,
+  ``[PC_SYNCHRONIZED]``, ``[PCBUSY_CLEAN_QUEUE]``, ``[TIMEOUT_CLEAN_QUEUE]`` or ``[RateLimit]``) is
+  written only by that tag's code path, in its exact text and with its code: SYSTEM_BUSY, and for
+  ``[PC_SYNCHRONIZED]`` the profile's (``spec.invariants.answer_is_expected``); no processor's
+  answer, put's SUCCESS or exception text matches one (``spec.state.recorded_as``).
 - **A cleaner's remark** ("period in queue: 54ms, size of queue: 5") reports the task's wait, at
   most the time since its request arrived (the task is created after the arrival), at least its
   queue's wait for ``[TIMEOUT_CLEAN_QUEUE]`` (``spec.fastfailure.is_expired``); and the size left,
@@ -63,7 +68,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from spec.codes import CLEAN_QUEUE_PATTERN, OVERLOAD_REMARK, REJECT_REQUEST_REMARK, ResponseCode, is_flow_control_remark, not_supported_remark
+from spec.codes import (
+    CLEAN_QUEUE_PATTERN,
+    OVERLOAD_REMARK,
+    PC_SYNCHRONIZED_REMARK,
+    RATE_LIMIT_PATTERN,
+    REJECT_REQUEST_REMARK,
+    ResponseCode,
+    is_flow_control_remark,
+    not_supported_remark,
+)
 from spec.config import BrokerConfig
 from spec.environment import InternalTaskSubmitted, OperatorSetsFastFailureEnable, OperatorSetsQueueWait
 from spec.machine import Environment
@@ -179,6 +193,9 @@ def _why_impossible(config: BrokerConfig, wire: _Wire, request: _Request, respon
             return why
     if remark is None:
         return None  # the other conditions judge answers that carry a remark
+    why = _flow_control_answer(config, response, remark)
+    if why is not None:
+        return why
     cleaned = CLEAN_QUEUE_PATTERN.fullmatch(remark)
     if cleaned is not None:
         why = _cleaner(config, wire, request, cleaned.group(1), int(cleaned.group(2)), int(cleaned.group(3)), ts)
@@ -193,6 +210,28 @@ def _why_impossible(config: BrokerConfig, wire: _Wire, request: _Request, respon
     if remark == OVERLOAD_REMARK:
         return _overload(wire, request)
     return None
+
+
+def _flow_control_answer(config: BrokerConfig, response: RecordedResponse, remark: str) -> tuple[str, str] | None:
+    """Why an answer whose remark opens with a flow-control tag is not the one that tag's code path
+    writes (its code and its text), or None: no other path writes such a remark."""
+    if not is_flow_control_remark(remark):
+        return None
+    written = (
+        remark in (REJECT_REQUEST_REMARK, OVERLOAD_REMARK)
+        or CLEAN_QUEUE_PATTERN.fullmatch(remark) is not None
+        or RATE_LIMIT_PATTERN.fullmatch(remark) is not None
+    )
+    code = ResponseCode.SYSTEM_BUSY
+    if remark.startswith("[PC_SYNCHRONIZED]"):
+        written, code = remark == PC_SYNCHRONIZED_REMARK, config.profile.pc_synchronized_code
+    if written and response.code == code:
+        return None
+    return (
+        "responses_carry_the_profile_code_and_remark",
+        f"{remark!r} is written only by its flow-control code path, with code {int(code)} ({code.name}) in"
+        f" {config.profile.version}, not {response.code}" + ("" if written else ", and not with this text"),
+    )
 
 
 def _needs_busy(config: BrokerConfig, request: _Request, response: RecordedResponse, remark: str) -> str | None:

@@ -389,11 +389,13 @@ class _Search:
                 other = io.request.id
                 if self.answers.due.get(other, _NEVER) < answered and self.answers.tag.get(other) not in _PAST_THE_WRITER:
                     return True
-        if isinstance(a, DispatchQueuesTask) and self.answers.tag.get(request) in CLEAN_QUEUE_TAGS:
-            send = s.executor(ExecutorName.SEND)
-            ahead = {w.task.request.id for w in send.workers if w.task is not None}
-            ahead |= {t.request.id for t in send.queue if isinstance(t, RequestTask)}
-            return any(k <= i < answered and other not in ahead for i, other in self.answers.by_workers.get(ExecutorName.SEND, ()))
+        one_thread = executor is not None and self.replay.config.executor(executor).threads == 1
+        cleaned = self.answers.tag.get(request) in CLEAN_QUEUE_TAGS and executor is ExecutorName.SEND
+        if isinstance(a, DispatchQueuesTask) and executor is not None and (one_thread or cleaned):
+            target = s.executor(executor)
+            ahead = {w.task.request.id for w in target.workers if w.task is not None}
+            ahead |= {t.request.id for t in target.queue if isinstance(t, RequestTask)}
+            return any(k <= i < answered and other not in ahead for i, other in self.answers.by_workers.get(executor, ()))
         return False
 
 
