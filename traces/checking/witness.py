@@ -63,10 +63,10 @@ from spec.remoting import (
     RequestArrives,
     route,
 )
-from spec.state import BrokerState, RequestTask, written_as
+from spec.state import BrokerState, RequestTask, Response, written_as
 from spec.workers import WorkerAcquiresPutLock, WorkerPassesPutCheck, WorkerTakesTask
 from traces.checking.partial import OutOfBudget, PartialReplay, PartialResult, Trail
-from traces.format.records import responses_from_record
+from traces.format.records import RESPONSE_KIND, RecordedResponse, responses_from_record
 
 _NEVER = 1 << 62
 
@@ -123,6 +123,34 @@ def _tag(remark: str | None) -> str:
     return remark[: remark.find("]") + 1] if remark is not None and remark.startswith("[") else ""
 
 
+_NOTHING: frozenset[type[Action]] = frozenset()
+
+
+@dataclass(frozen=True)
+class _Event:
+    """What every node of the search reads of the next event, read off its record once."""
+
+    ts: int
+    before: int  # the clock when its step is taken: a recorded ClockAdvances starts ``ms`` earlier
+    recorded: tuple[RecordedResponse, ...]  # the responses it carries
+    arrival: bool  # a RequestArrives (numbered when it is explained)
+    answer: bool  # a Response: a hidden step that writes its responses
+    loads_early: frozenset[type[Action]]  # what its answers of flow control need done early (:data:`_LOADS_EARLY`)
+
+    @staticmethod
+    def read(record: Mapping[str, Any]) -> _Event:
+        ts: int = record["ts"]
+        recorded = responses_from_record(record)
+        return _Event(
+            ts,
+            ts - record["ms"] if record["kind"] == ClockAdvances.__name__ else ts,
+            recorded,
+            record["kind"] == RequestArrives.__name__,
+            record["kind"] == RESPONSE_KIND,
+            _NOTHING.union(*(_LOADS_EARLY.get(_tag(r.remark), _NOTHING) for r in recorded)),
+        )
+
+
 @dataclass
 class _Answers:
     """What the trace says of each request's first answer, read once (keys are the trace's opaques)."""
@@ -158,9 +186,12 @@ class _Answers:
 class _Search:
     """One strategy's depth-first search over one trace."""
 
-    def __init__(self, replay: PartialReplay, events: Sequence[Mapping[str, Any]], answers: _Answers, strategy: Strategy) -> None:
+    def __init__(
+        self, replay: PartialReplay, events: Sequence[Mapping[str, Any]], read: Sequence[_Event], answers: _Answers, strategy: Strategy
+    ) -> None:
         self.replay = replay
         self.events = events
+        self.read = read  # each event as read once
         self.answers = answers
         self.strategy = strategy
         self.creation_times = sorted(set(answers.created_at.values()))
@@ -204,36 +235,46 @@ class _Search:
 
     def _children(self, s: BrokerState, trail: Trail | None, k: int) -> Iterator[tuple[BrokerState, int, Trail | None]]:
         """The children of a node, in the order they are tried (see the module docstring)."""
-        replay, record = self.replay, self.events[k]
+        replay, record, event = self.replay, self.events[k], self.read[k]
         if time.monotonic() > replay.deadline:
             raise OutOfBudget(f"time budget ({replay.deadline_seconds:g} s) ran out")
         if self._too_many_behind(s):
             return
-        ts: int = record["ts"]
-        before = ts - record["ms"] if record["kind"] == ClockAdvances.__name__ else ts
-        recorded = responses_from_record(record)
-        if s.now == before:
-            if record["kind"] == RequestArrives.__name__:
+        # The hidden steps enabled here, each guard read once, and each step's effect once taken
+        # (by its place in ``enabled``): an answer's event is such a step that writes it, and the
+        # same steps are the silent children after it.
+        enabled: list[tuple[Action, Effect]] | None = None
+        taken: dict[int, tuple[BrokerState, tuple[Response, ...]]] = {}
+        if s.now == event.before:
+            if event.arrival:
                 replay.number(record["request_id"], (s,))
-            expected = [(replay.id_of.get(r.request_id), r.code, r.remark) for r in recorded]
-            for a, after, written in replay.explanations(s, record):
-                if written_as(written, expected):
-                    yield after, k + 1, Trail(trail, a, ts, tuple(recorded))
-                    if isinstance(a, RequestArrives):
-                        break  # idle remoting threads are alike: the lowest stands for them all
+            expected = [(replay.id_of.get(r.request_id), r.code, r.remark) for r in event.recorded]
+            if event.answer:
+                enabled = list(replay.enabled_hidden(s))
+                for i, (a, effect) in enumerate(enabled):
+                    after, written = taken[i] = replay.take(s, a, effect)
+                    if written_as(written, expected):
+                        yield after, k + 1, Trail(trail, a, event.ts, event.recorded)
+            else:
+                for a, after, written in replay.explanations(s, record):
+                    if written_as(written, expected):
+                        yield after, k + 1, Trail(trail, a, event.ts, event.recorded)
+                        if event.arrival:
+                            break  # idle remoting threads are alike: the lowest stands for them all
         # A hidden step's effect is taken only when the step is tried (most nodes' first child
         # leads on); one that writes a response is no silent step and is passed over then.
+        if enabled is None:
+            enabled = list(replay.enabled_hidden(s))
         silent = sorted(
             (urgency, i, a, effect)
-            for i, (a, effect) in enumerate(replay.enabled_hidden(s))
+            for i, (a, effect) in enumerate(enabled)
             if (urgency := self._urgency(s, a, k)) is not None
         )
-        early: frozenset[type[Action]] = frozenset()
-        if self.strategy.loads_early:
-            early = early.union(*(_LOADS_EARLY.get(_tag(r.remark), frozenset()) for r in recorded))
-        now = [(a, effect) for urgency, _, a, effect in silent if urgency == 0 or type(a) in early]
-        later = [(a, effect) for urgency, _, a, effect in silent if not (urgency == 0 or type(a) in early)]
-        yield from self._silent(s, k, trail, now)
+        early = event.loads_early if self.strategy.loads_early else _NOTHING
+        now = [(i, a, effect) for urgency, i, a, effect in silent if urgency == 0 or type(a) in early]
+        later = [(i, a, effect) for urgency, i, a, effect in silent if not (urgency == 0 or type(a) in early)]
+        yield from self._silent(s, k, trail, now, taken)
+        before = event.before
         if s.now < before:
             due = replay.clock_guard_due(s)
             if due is None or due > s.now:  # a due run starts before time moves on
@@ -241,17 +282,25 @@ class _Search:
                 created = bisect.bisect_right(self.creation_times, s.now)
                 if created < len(self.creation_times):
                     target = min(target, self.creation_times[created])
-                taken = replay.step(s, ClockAdvances(target - s.now))
-                if taken is not None:
-                    yield taken[0], k, trail
+                moved = replay.step(s, ClockAdvances(target - s.now))
+                if moved is not None:
+                    yield moved[0], k, trail
         if self.strategy.focused:
-            later = [(a, effect) for a, effect in later if self._on_the_way(s, a, record)]
-        yield from self._silent(s, k, trail, later)
+            later = [(i, a, effect) for i, a, effect in later if self._on_the_way(s, a, record)]
+        yield from self._silent(s, k, trail, later, taken)
 
-    def _silent(self, s: BrokerState, k: int, trail: Trail | None, steps: Sequence[tuple[Action, Effect]]) -> Iterator[tuple[BrokerState, int, Trail | None]]:
-        """The children by these hidden steps that write nothing, in turn."""
-        for a, effect in steps:
-            after, written = self.replay.take(s, a, effect)
+    def _silent(
+        self,
+        s: BrokerState,
+        k: int,
+        trail: Trail | None,
+        steps: Sequence[tuple[int, Action, Effect]],
+        taken: Mapping[int, tuple[BrokerState, tuple[Response, ...]]],
+    ) -> Iterator[tuple[BrokerState, int, Trail | None]]:
+        """The children by these hidden steps that write nothing, in turn (each taken once: those
+        in ``taken``, by their place among the enabled steps, already were)."""
+        for i, a, effect in steps:
+            after, written = taken[i] if i in taken else self.replay.take(s, a, effect)
             if not written:
                 yield after, k, Trail(trail, a, after.now, ())
 
@@ -398,6 +447,7 @@ def find_witness(replay: PartialReplay, events: Sequence[Mapping[str, Any]]) -> 
     everything it tries and found no run is not tried again."""
     budgets = replay.budgets
     answers = _Answers.read(replay.config, events)
+    read = [_Event.read(record) for record in events]
     steps_end = replay.steps + int(budgets.steps * budgets.witness_share)
     deadline = time.monotonic() + budgets.seconds * budgets.witness_share
     stopped: dict[Strategy, tuple[int, str]] = {}  # each strategy's furthest try: events explained, why it stopped
@@ -408,7 +458,7 @@ def find_witness(replay: PartialReplay, events: Sequence[Mapping[str, Any]]) -> 
             replay.step_limit = replay.steps + (min(fair, _FIRST_TRY_STEPS * max(len(events), 1)) if first else fair)
             replay.deadline_seconds = max(deadline - time.monotonic(), 0.0) / left
             replay.deadline = time.monotonic() + replay.deadline_seconds
-            search = _Search(replay, events, answers, strategy)
+            search = _Search(replay, events, read, answers, strategy)
             found = search.run()
             if isinstance(found, PartialResult):
                 return dataclasses.replace(found, search=f"witness-first search ({strategy.name})")
