@@ -24,7 +24,11 @@ follows one run instead, and lets the trace steer it:
   from there. Such a task joins its queue as late as it can.
 - A :class:`Strategy` may add guesses: before an answer of flow control, the steps that load
   the broker (the put path, the queueing) come before time moves on, since such an answer needs
-  a lock held long or a queue filled early; tasks reach an executor in the order its workers
+  a lock held long or a queue filled early; before the clock passes the last millisecond at which
+  a writer can take the free put lock and have held it long enough for the next answer that needs
+  it held long, the steps to the lock of the send that the trace says holds it then come first,
+  even before the next event (taken only when its own answer needed them, the lock was found held
+  too briefly, and the search backed up over every event of that millisecond); tasks reach an executor in the order its workers
   answer them; and, *focused*, before an answer only the threads of the executor that runs the
   answered request move (its remoting threads' dispatch, its workers, the commit service for
   sends), before an arrival only the remoting threads, so that the progress of requests answered much later (an admin queue, a remoting
@@ -87,6 +91,8 @@ _PUT_PATH: frozenset[type[Action]] = frozenset(
     {DispatchCreatesTask, DispatchStartsWorker, DispatchQueuesTask, WorkerTakesTask, WorkerPassesPutCheck, WorkerAcquiresPutLock}
 )
 _QUEUEING: frozenset[type[Action]] = frozenset({DispatchCreatesTask, DispatchQueuesTask})
+#: A writer's steps up to holding the put lock.
+_TO_THE_LOCK = (WorkerPassesPutCheck, WorkerAcquiresPutLock)
 #: What an answer of flow control needs done early: a put lock held long (busy), a queue full, a
 #: task waiting.
 _LOADS_EARLY: dict[str, frozenset[type[Action]]] = {
@@ -135,6 +141,7 @@ class _Event:
     recorded: tuple[RecordedResponse, ...]  # the responses it carries
     arrival: bool  # a RequestArrives (numbered when it is explained)
     answer: bool  # a Response: a hidden step that writes its responses
+    clock: bool  # a ClockAdvances
     loads_early: frozenset[type[Action]]  # what its answers of flow control need done early (:data:`_LOADS_EARLY`)
 
     @staticmethod
@@ -147,6 +154,7 @@ class _Event:
             recorded,
             record["kind"] == RequestArrives.__name__,
             record["kind"] == RESPONSE_KIND,
+            record["kind"] == ClockAdvances.__name__,
             _NOTHING.union(*(_LOADS_EARLY.get(_tag(r.remark), _NOTHING) for r in recorded)),
         )
 
@@ -161,6 +169,7 @@ class _Answers:
     behind: dict[int, int] = field(default_factory=dict)  # how many tasks were behind it in its queue when a cleaner took it
     by_workers: dict[ExecutorName, list[tuple[int, int]]] = field(default_factory=dict)  # executor -> (event, opaque) its workers answer, in order
     executor: dict[int, ExecutorName | None] = field(default_factory=dict)  # the executor each request is routed to
+    lock_busy: list[int] = field(default_factory=list)  # the events, in order, with an answer of flow control that needs the put lock held long
 
     @staticmethod
     def read(config: BrokerConfig, events: Sequence[Mapping[str, Any]]) -> _Answers:
@@ -173,6 +182,8 @@ class _Answers:
                     continue
                 answers.at[r.request_id] = i
                 answers.tag[r.request_id] = _tag(r.remark)
+                if _LOADS_EARLY.get(answers.tag[r.request_id]) is _PUT_PATH and answers.lock_busy[-1:] != [i]:
+                    answers.lock_busy.append(i)
                 cleaned = CLEAN_QUEUE_PATTERN.match(r.remark or "")
                 if cleaned is not None:
                     answers.created_at[r.request_id] = record["ts"] - int(cleaned.group(2))
@@ -245,6 +256,9 @@ class _Search:
         # same steps are the silent children after it.
         enabled: list[tuple[Action, Effect]] | None = None
         taken: dict[int, tuple[BrokerState, tuple[Response, ...]]] = {}
+        if event.clock and self.strategy.loads_early and s.lock.holder is None and self._lock_due(s, k, event):
+            enabled = list(replay.enabled_hidden(s))
+            yield from self._silent(s, k, trail, [(i, a, effect) for i, (a, effect) in enumerate(enabled) if self._takes_the_lock(s, a, k)], taken)
         if s.now == event.before:
             if event.arrival:
                 replay.number(record["request_id"], (s,))
@@ -295,12 +309,14 @@ class _Search:
         k: int,
         trail: Trail | None,
         steps: Sequence[tuple[int, Action, Effect]],
-        taken: Mapping[int, tuple[BrokerState, tuple[Response, ...]]],
+        taken: dict[int, tuple[BrokerState, tuple[Response, ...]]],
     ) -> Iterator[tuple[BrokerState, int, Trail | None]]:
-        """The children by these hidden steps that write nothing, in turn (each taken once: those
-        in ``taken``, by their place among the enabled steps, already were)."""
+        """The children by these hidden steps that write nothing, in turn; each step taken once a
+        node (``taken`` keeps them by their place among the enabled steps)."""
         for i, a, effect in steps:
-            after, written = taken[i] if i in taken else self.replay.take(s, a, effect)
+            if i not in taken:
+                taken[i] = self.replay.take(s, a, effect)
+            after, written = taken[i]
             if not written:
                 yield after, k, Trail(trail, a, after.now, ())
 
@@ -357,6 +373,42 @@ class _Search:
             if self._out_of_order(s, a, request, answered, k):
                 return None
         return max(answered - k, 0)
+
+    def _lock_due(self, s: BrokerState, k: int, event: _Event) -> bool:
+        """Whether the clock's next step passes the last millisecond at which a writer can take
+        the put lock and have held it long enough for the next answer that needs it held long
+        (``isOSPageCacheBusy``: ``timeout < now - beginTimeInLock``)."""
+        busy = self.answers.lock_busy
+        b = bisect.bisect_left(busy, k)
+        if b == len(busy):
+            return False
+        last: int = self.events[busy[b]]["ts"] - self.replay.config.os_page_cache_busy_timeout_ms - 1
+        return s.now <= last < event.ts
+
+    def _takes_the_lock(self, s: BrokerState, a: Action, k: int) -> bool:
+        """Whether ``a`` is a step to the put lock of the send that holds it at the next answer
+        needing it held long (:meth:`_holds_the_lock_when_busy`)."""
+        if not isinstance(a, _TO_THE_LOCK):
+            return False
+        request = _request_served(s, a)
+        opaque = -1 if request is None else self.replay.opaque_of.get(request, -1)
+        return self._holds_the_lock_when_busy(opaque, self.answers.at.get(opaque, _NEVER), k)
+
+    def _holds_the_lock_when_busy(self, opaque: int, answered: int, k: int) -> bool:
+        """Whether the trace says this send holds the put lock when the store is next found busy:
+        the next answer of the send workers is its own, and an answer of flow control that needs
+        the lock held long ([REJECTREQUEST], [PC_SYNCHRONIZED], [PCBUSY_CLEAN_QUEUE]) comes
+        before it. The lock is one, and the writers answer in the order they held it, so this
+        writer holds it then; the earlier it takes it, the longer it has held it. Taken when the
+        trace needs it (its own answer), the lock is found held too briefly at the busy answer, and
+        the search backed up over every event since to find where the lock was taken."""
+        busy = self.answers.lock_busy
+        b = bisect.bisect_left(busy, k)
+        if b == len(busy) or busy[b] > answered:
+            return False
+        writers = self.answers.by_workers.get(ExecutorName.SEND, [])
+        w = bisect.bisect_left(writers, (k, -1))
+        return w < len(writers) and writers[w][1] == opaque
 
     def _out_of_order(self, s: BrokerState, a: IoThreadStep, request: int, answered: int, k: int) -> bool:
         """Whether handing this task to its executor now would put it ahead of one the trace
