@@ -70,7 +70,7 @@ from spec.remoting import (
 from spec.state import BrokerState, RequestTask, Response, written_as
 from spec.workers import WorkerAcquiresPutLock, WorkerPassesPutCheck, WorkerTakesTask
 from traces.checking.partial import OutOfBudget, PartialReplay, PartialResult, Trail
-from traces.format.records import RESPONSE_KIND, RecordedResponse, responses_from_record
+from traces.format.records import RESPONSE_KIND, action_from_record, responses_from_record
 
 _NEVER = 1 << 62
 
@@ -132,31 +132,24 @@ def _tag(remark: str | None) -> str:
 _NOTHING: frozenset[type[Action]] = frozenset()
 
 
-@dataclass(frozen=True)
 class _Event:
-    """What every node of the search reads of the next event, read off its record once."""
+    """What every node of the search reads of the next event, read off its record once.
 
-    ts: int
-    before: int  # the clock when its step is taken: a recorded ClockAdvances starts ``ms`` earlier
-    recorded: tuple[RecordedResponse, ...]  # the responses it carries
-    arrival: bool  # a RequestArrives (numbered when it is explained)
-    answer: bool  # a Response: a hidden step that writes its responses
-    clock: bool  # a ClockAdvances
-    loads_early: frozenset[type[Action]]  # what its answers of flow control need done early (:data:`_LOADS_EARLY`)
+    A plain class, not a frozen dataclass: compiled by mypyc, building the frozen one cost as much
+    as reading the record (the search builds one an event, for each strategy it tries)."""
 
-    @staticmethod
-    def read(record: Mapping[str, Any]) -> _Event:
-        ts: int = record["ts"]
-        recorded = responses_from_record(record)
-        return _Event(
-            ts,
-            ts - record["ms"] if record["kind"] == ClockAdvances.__name__ else ts,
-            recorded,
-            record["kind"] == RequestArrives.__name__,
-            record["kind"] == RESPONSE_KIND,
-            record["kind"] == ClockAdvances.__name__,
-            _NOTHING.union(*(_LOADS_EARLY.get(_tag(r.remark), _NOTHING) for r in recorded)),
-        )
+    def __init__(self, record: Mapping[str, Any]) -> None:
+        kind: str = record["kind"]
+        self.ts: int = record["ts"]
+        self.clock = kind == ClockAdvances.__name__  # a ClockAdvances
+        self.before: int = self.ts - record["ms"] if self.clock else self.ts  # the clock when its step is taken: a recorded ClockAdvances starts ``ms`` earlier
+        self.recorded = responses_from_record(record)  # the responses it carries
+        self.arrival = kind == RequestArrives.__name__  # a RequestArrives (numbered when it is explained)
+        self.answer = kind == RESPONSE_KIND  # a Response: a hidden step that writes its responses
+        #: The action it is, where the record names one (not an answer, nor a black-box arrival, which names no remoting thread).
+        self.action: Action | None = None if self.answer or (self.arrival and record.get("io_thread") is None) else action_from_record(record)
+        #: What its answers of flow control need done early (:data:`_LOADS_EARLY`).
+        self.loads_early = _NOTHING.union(*[_LOADS_EARLY.get(_tag(r.remark), _NOTHING) for r in self.recorded]) if self.recorded else _NOTHING
 
 
 @dataclass
@@ -206,6 +199,7 @@ class _Search:
         self.answers = answers
         self.strategy = strategy
         self.creation_times = sorted(set(answers.created_at.values()))
+        self.fewest_behind = min(answers.behind.values(), default=0)  # the fewest tasks behind one that a cleaner's remark counts
         self.searched: dict[int, int] = {}  # events explained -> nodes searched with that many
         self.deepest = 0  # the most events a node it searched explains
         self.searched_all = False  # whether it tried every child it tries without finding a run
@@ -269,6 +263,10 @@ class _Search:
                     after, written = taken[i] = replay.take(s, a, effect)
                     if written_as(written, expected):
                         yield after, k + 1, Trail(trail, a, event.ts, event.recorded)
+            elif event.action is not None:  # the one action the record names
+                moved = replay.step(s, event.action)
+                if moved is not None and written_as(moved[1], expected):
+                    yield moved[0], k + 1, Trail(trail, event.action, event.ts, event.recorded)
             else:
                 for a, after, written in replay.explanations(s, record):
                     if written_as(written, expected):
@@ -344,7 +342,10 @@ class _Search:
         cleaners take the head), so no run of the spec goes on from here to explain that answer."""
         if not self.answers.behind:
             return False
+        fewest = self.fewest_behind
         for e in s.executors:
+            if len(e.queue) - 1 <= fewest:
+                continue  # no task here has more behind it than any remark counts
             for i, task in enumerate(e.queue):
                 if isinstance(task, RequestTask):
                     behind = self.answers.behind.get(self.replay.opaque_of.get(task.request.id, -1))
@@ -499,7 +500,7 @@ def find_witness(replay: PartialReplay, events: Sequence[Mapping[str, Any]]) -> 
     everything it tries and found no run is not tried again."""
     budgets = replay.budgets
     answers = _Answers.read(replay.config, events)
-    read = [_Event.read(record) for record in events]
+    read = [_Event(record) for record in events]
     steps_end = replay.steps + int(budgets.steps * budgets.witness_share)
     deadline = time.monotonic() + budgets.seconds * budgets.witness_share
     stopped: dict[Strategy, tuple[int, str]] = {}  # each strategy's furthest try: events explained, why it stopped
