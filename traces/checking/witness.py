@@ -135,8 +135,8 @@ _NOTHING: frozenset[type[Action]] = frozenset()
 class _Event:
     """What every node of the search reads of the next event, read off its record once.
 
-    A plain class, not a frozen dataclass: compiled by mypyc, building the frozen one cost as much
-    as reading the record (the search builds one an event, for each strategy it tries)."""
+    Never changed once built; a plain class, not a frozen dataclass, for the reason
+    :class:`traces.checking.partial.Trail` gives."""
 
     def __init__(self, record: Mapping[str, Any]) -> None:
         kind: str = record["kind"]
