@@ -112,14 +112,18 @@ class Budgets:
     witness_share: float = 0.25  # of the steps and time, what the witness-first search may use before the exhaustive one
 
 
-@dataclass(frozen=True)
 class Trail:
-    """A candidate's history: the step that reached it, and the trail before (a shared linked list)."""
+    """A candidate's history: the step that reached it, and the trail before (a shared linked list).
 
-    previous: Trail | None
-    action: Action
-    ts: int
-    responses: tuple[RecordedResponse, ...]  # as the trace recorded them (a processor's own answer is its code, not the spec's stand-in)
+    Never changed once built. A plain class, not a frozen dataclass: the searches build one for
+    almost every state they reach, and compiled by mypyc a frozen dataclass took about 550 ns to
+    build, this class 115 ns (``timeit`` of ``Trail(None, ClockAdvances(1), 1, ())`` with either build)."""
+
+    def __init__(self, previous: Trail | None, action: Action, ts: int, responses: tuple[RecordedResponse, ...]) -> None:
+        self.previous = previous
+        self.action = action
+        self.ts = ts
+        self.responses = responses  # as the trace recorded them (a processor's own answer is its code, not the spec's stand-in)
 
 
 @dataclass(frozen=True)

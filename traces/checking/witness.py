@@ -31,7 +31,11 @@ follows one run instead, and lets the trace steer it:
   executor is answered.
 - A :class:`Strategy` may add guesses: before an answer of flow control, the steps that load
   the broker (the put path, the queueing) come before time moves on, since such an answer needs
-  a lock held long or a queue filled early; tasks reach an executor in the order its workers
+  a lock held long or a queue filled early; before the clock passes the last millisecond at which
+  a writer can take the free put lock and have held it long enough for the next answer that needs
+  it held long, the steps to the lock of the send that the trace says holds it then come first,
+  even before the next event (taken only when its own answer needed them, the lock was found held
+  too briefly, and the search backed up over every event of that millisecond); tasks reach an executor in the order its workers
   answer them; and, *focused*, before an answer only the threads of the executor that runs the
   answered request move (its remoting threads' dispatch, its workers, the commit service for
   sends), before an arrival only the remoting threads, so that the progress of requests answered much later (an admin queue, a remoting
@@ -70,10 +74,10 @@ from spec.remoting import (
     RequestArrives,
     route,
 )
-from spec.state import BrokerState, IoStage, RequestTask, written_as
+from spec.state import BrokerState, IoStage, RequestTask, Response, written_as
 from spec.workers import WorkerAcquiresPutLock, WorkerPassesPutCheck, WorkerTakesTask
 from traces.checking.partial import OutOfBudget, PartialReplay, PartialResult, Trail
-from traces.format.records import responses_from_record
+from traces.format.records import RESPONSE_KIND, action_from_record, responses_from_record
 
 _NEVER = 1 << 62
 
@@ -97,6 +101,8 @@ _PUT_PATH: frozenset[type[Action]] = frozenset(
     {DispatchCreatesTask, DispatchStartsWorker, DispatchQueuesTask, WorkerTakesTask, WorkerPassesPutCheck, WorkerAcquiresPutLock}
 )
 _QUEUEING: frozenset[type[Action]] = frozenset({DispatchCreatesTask, DispatchQueuesTask})
+#: A writer's steps up to holding the put lock.
+_TO_THE_LOCK = (WorkerPassesPutCheck, WorkerAcquiresPutLock)
 #: What an answer of flow control needs done early: a put lock held long (busy), a queue full, a
 #: task waiting.
 _LOADS_EARLY: dict[str, frozenset[type[Action]]] = {
@@ -133,6 +139,29 @@ def _tag(remark: str | None) -> str:
     return remark[: remark.find("]") + 1] if remark is not None and remark.startswith("[") else ""
 
 
+_NOTHING: frozenset[type[Action]] = frozenset()
+
+
+class _Event:
+    """What every node of the search reads of the next event, read off its record once.
+
+    Never changed once built; a plain class, not a frozen dataclass, for the reason
+    :class:`traces.checking.partial.Trail` gives."""
+
+    def __init__(self, record: Mapping[str, Any]) -> None:
+        kind: str = record["kind"]
+        self.ts: int = record["ts"]
+        self.clock = kind == ClockAdvances.__name__  # a ClockAdvances
+        self.before: int = self.ts - record["ms"] if self.clock else self.ts  # the clock when its step is taken: a recorded ClockAdvances starts ``ms`` earlier
+        self.recorded = responses_from_record(record)  # the responses it carries
+        self.arrival = kind == RequestArrives.__name__  # a RequestArrives (numbered when it is explained)
+        self.answer = kind == RESPONSE_KIND  # a Response: a hidden step that writes its responses
+        #: The action it is, where the record names one (not an answer, nor a black-box arrival, which names no remoting thread).
+        self.action: Action | None = None if self.answer or (self.arrival and record.get("io_thread") is None) else action_from_record(record)
+        #: What its answers of flow control need done early (:data:`_LOADS_EARLY`).
+        self.loads_early = _NOTHING.union(*[_LOADS_EARLY.get(_tag(r.remark), _NOTHING) for r in self.recorded]) if self.recorded else _NOTHING
+
+
 @dataclass
 class _Answers:
     """What the trace says of each request's first answer, read once (keys are the spec's request
@@ -146,6 +175,7 @@ class _Answers:
     executor: dict[int, ExecutorName | None] = field(default_factory=dict)  # the executor each request is routed to
     due: dict[int, int] = field(default_factory=dict)  # by when its hidden steps are needed: its answer, or (never answered) the next arrival's
     arrivals: dict[ExecutorName | None, list[int]] = field(default_factory=dict)  # executor -> the events at which requests routed to it arrive
+    lock_busy: list[int] = field(default_factory=list)  # the events, in order, with an answer of flow control that needs the put lock held long
 
     @staticmethod
     def read(config: BrokerConfig, events: Sequence[Mapping[str, Any]]) -> _Answers:
@@ -162,6 +192,8 @@ class _Answers:
                     continue
                 answers.at[request] = i
                 answers.tag[request] = _tag(r.remark)
+                if _LOADS_EARLY.get(answers.tag[request]) is _PUT_PATH and answers.lock_busy[-1:] != [i]:
+                    answers.lock_busy.append(i)
                 cleaned = CLEAN_QUEUE_PATTERN.match(r.remark or "")
                 if cleaned is not None:
                     answers.created_at[request] = record["ts"] - int(cleaned.group(2))
@@ -182,9 +214,12 @@ class _Answers:
 class _Search:
     """One strategy's depth-first search over one trace."""
 
-    def __init__(self, replay: PartialReplay, events: Sequence[Mapping[str, Any]], answers: _Answers, strategy: Strategy) -> None:
+    def __init__(
+        self, replay: PartialReplay, events: Sequence[Mapping[str, Any]], read: Sequence[_Event], answers: _Answers, strategy: Strategy
+    ) -> None:
         self.replay = replay
         self.events = events
+        self.read = read  # each event as read once
         self.answers = answers
         self.strategy = strategy
         self.creation_times = sorted(set(answers.created_at.values()))
@@ -228,36 +263,53 @@ class _Search:
 
     def _children(self, s: BrokerState, trail: Trail | None, k: int) -> Iterator[tuple[BrokerState, int, Trail | None]]:
         """The children of a node, in the order they are tried (see the module docstring)."""
-        replay, record = self.replay, self.events[k]
+        replay, record, event = self.replay, self.events[k], self.read[k]
         if time.monotonic() > replay.deadline:
             raise OutOfBudget(f"time budget ({replay.deadline_seconds:g} s) ran out")
         if self._no_run_goes_on(s, k):
             return
-        ts: int = record["ts"]
-        before = ts - record["ms"] if record["kind"] == ClockAdvances.__name__ else ts
-        recorded = responses_from_record(record)
-        if s.now == before:
-            if record["kind"] == RequestArrives.__name__:
+        # The hidden steps enabled here, each guard read once, and each step's effect once taken
+        # (by its place in ``enabled``): an answer's event is such a step that writes it, and the
+        # same steps are the silent children after it.
+        enabled: list[tuple[Action, Effect]] | None = None
+        taken: dict[int, tuple[BrokerState, tuple[Response, ...]]] = {}
+        if event.clock and self.strategy.loads_early and s.lock.holder is None and self._lock_due(s, k, event):
+            enabled = list(replay.enabled_hidden(s))
+            yield from self._silent(s, k, trail, [(i, a, effect) for i, (a, effect) in enumerate(enabled) if self._takes_the_lock(s, a, k)], taken)
+        if s.now == event.before:
+            if event.arrival:
                 replay.number(record["request_id"], (s,))
-            expected = [(replay.id_of.get(r.request_id), r.code, r.remark) for r in recorded]
-            for a, after, written in replay.explanations(s, record):
-                if written_as(written, expected):
-                    yield after, k + 1, Trail(trail, a, ts, tuple(recorded))
-                    if isinstance(a, RequestArrives):
-                        break  # idle remoting threads are alike: the lowest stands for them all
+            expected = [(replay.id_of.get(r.request_id), r.code, r.remark) for r in event.recorded]
+            if event.answer:
+                enabled = list(replay.enabled_hidden(s))
+                for i, (a, effect) in enumerate(enabled):
+                    after, written = taken[i] = replay.take(s, a, effect)
+                    if written_as(written, expected):
+                        yield after, k + 1, Trail(trail, a, event.ts, event.recorded)
+            elif event.action is not None:  # the one action the record names
+                moved = replay.step(s, event.action)
+                if moved is not None and written_as(moved[1], expected):
+                    yield moved[0], k + 1, Trail(trail, event.action, event.ts, event.recorded)
+            else:
+                for a, after, written in replay.explanations(s, record):
+                    if written_as(written, expected):
+                        yield after, k + 1, Trail(trail, a, event.ts, event.recorded)
+                        if event.arrival:
+                            break  # idle remoting threads are alike: the lowest stands for them all
         # A hidden step's effect is taken only when the step is tried (most nodes' first child
         # leads on); one that writes a response is no silent step and is passed over then.
+        if enabled is None:
+            enabled = list(replay.enabled_hidden(s))
         silent = sorted(
             (urgency, i, a, effect)
-            for i, (a, effect) in enumerate(replay.enabled_hidden(s))
+            for i, (a, effect) in enumerate(enabled)
             if (urgency := self._urgency(s, a, k)) is not None
         )
-        early: frozenset[type[Action]] = frozenset()
-        if self.strategy.loads_early:
-            early = early.union(*(_LOADS_EARLY.get(_tag(r.remark), frozenset()) for r in recorded))
-        now = [(a, effect) for urgency, _, a, effect in silent if urgency == 0 or type(a) in early]
-        later = [(a, effect) for urgency, _, a, effect in silent if not (urgency == 0 or type(a) in early)]
-        yield from self._silent(s, k, trail, now)
+        early = event.loads_early if self.strategy.loads_early else _NOTHING
+        now = [(i, a, effect) for urgency, i, a, effect in silent if urgency == 0 or type(a) in early]
+        later = [(i, a, effect) for urgency, i, a, effect in silent if not (urgency == 0 or type(a) in early)]
+        yield from self._silent(s, k, trail, now, taken)
+        before = event.before
         if s.now < before:
             due = replay.clock_guard_due(s)
             if due is None or due > s.now:  # a due run starts before time moves on
@@ -265,17 +317,27 @@ class _Search:
                 created = bisect.bisect_right(self.creation_times, s.now)
                 if created < len(self.creation_times):
                     target = min(target, self.creation_times[created])
-                taken = replay.step(s, ClockAdvances(target - s.now))
-                if taken is not None:
-                    yield taken[0], k, trail
+                moved = replay.step(s, ClockAdvances(target - s.now))
+                if moved is not None:
+                    yield moved[0], k, trail
         if self.strategy.focused:
-            later = [(a, effect) for a, effect in later if self._on_the_way(s, a, record)]
-        yield from self._silent(s, k, trail, later)
+            later = [(i, a, effect) for i, a, effect in later if self._on_the_way(s, a, record)]
+        yield from self._silent(s, k, trail, later, taken)
 
-    def _silent(self, s: BrokerState, k: int, trail: Trail | None, steps: Sequence[tuple[Action, Effect]]) -> Iterator[tuple[BrokerState, int, Trail | None]]:
-        """The children by these hidden steps that write nothing, in turn."""
-        for a, effect in steps:
-            after, written = self.replay.take(s, a, effect)
+    def _silent(
+        self,
+        s: BrokerState,
+        k: int,
+        trail: Trail | None,
+        steps: Sequence[tuple[int, Action, Effect]],
+        taken: dict[int, tuple[BrokerState, tuple[Response, ...]]],
+    ) -> Iterator[tuple[BrokerState, int, Trail | None]]:
+        """The children by these hidden steps that write nothing, in turn; each step taken once a
+        node (``taken`` keeps them by their place among the enabled steps)."""
+        for i, a, effect in steps:
+            if i not in taken:
+                taken[i] = self.replay.take(s, a, effect)
+            after, written = taken[i]
             if not written:
                 yield after, k, Trail(trail, a, after.now, ())
 
@@ -375,6 +437,43 @@ class _Search:
                 return None
         return max(answered - k, 0)
 
+    def _lock_due(self, s: BrokerState, k: int, event: _Event) -> bool:
+        """Whether the clock's next step passes the last millisecond at which a writer can take
+        the put lock and have held it long enough for the next answer that needs it held long
+        (``isOSPageCacheBusy``: ``timeout < now - beginTimeInLock``)."""
+        busy = self.answers.lock_busy
+        b = bisect.bisect_left(busy, k)
+        if b == len(busy):
+            return False
+        last: int = self.events[busy[b]]["ts"] - self.replay.config.os_page_cache_busy_timeout_ms - 1
+        return s.now <= last < event.ts
+
+    def _takes_the_lock(self, s: BrokerState, a: Action, k: int) -> bool:
+        """Whether ``a`` is a step to the put lock of the send that holds it at the next answer
+        needing it held long (:meth:`_holds_the_lock_when_busy`)."""
+        if not isinstance(a, _TO_THE_LOCK):
+            return False
+        request = _request_served(s, a)
+        if request is None:
+            return False
+        return self._holds_the_lock_when_busy(request, self.answers.at.get(request, _NEVER), k)
+
+    def _holds_the_lock_when_busy(self, request: int, answered: int, k: int) -> bool:
+        """Whether the trace says this send holds the put lock when the store is next found busy:
+        the next answer of the send workers is its own, and an answer of flow control that needs
+        the lock held long ([REJECTREQUEST], [PC_SYNCHRONIZED], [PCBUSY_CLEAN_QUEUE]) comes
+        before it. The lock is one, and the writers answer in the order they held it, so this
+        writer holds it then; the earlier it takes it, the longer it has held it. Taken when the
+        trace needs it (its own answer), the lock is found held too briefly at the busy answer, and
+        the search backed up over every event since to find where the lock was taken."""
+        busy = self.answers.lock_busy
+        b = bisect.bisect_left(busy, k)
+        if b == len(busy) or busy[b] > answered:
+            return False
+        writers = self.answers.by_workers.get(ExecutorName.SEND, [])
+        w = bisect.bisect_left(writers, (k, -1))
+        return w < len(writers) and writers[w][1] == request
+
     def _out_of_order(self, s: BrokerState, a: IoThreadStep, request: int, answered: int, k: int) -> bool:
         """Whether handing this task to its executor now would put it ahead of one the trace
         answers first: another remoting thread holds a request for the same executor that its
@@ -466,6 +565,7 @@ def find_witness(replay: PartialReplay, events: Sequence[Mapping[str, Any]]) -> 
     everything it tries and found no run is not tried again."""
     budgets = replay.budgets
     answers = _Answers.read(replay.config, events)
+    read = [_Event(record) for record in events]
     steps_end = replay.steps + int(budgets.steps * budgets.witness_share)
     deadline = time.monotonic() + budgets.seconds * budgets.witness_share
     stopped: dict[Strategy, tuple[int, str]] = {}  # each strategy's furthest try: events explained, why it stopped
@@ -476,7 +576,7 @@ def find_witness(replay: PartialReplay, events: Sequence[Mapping[str, Any]]) -> 
             replay.step_limit = replay.steps + (min(fair, _FIRST_TRY_STEPS * max(len(events), 1)) if first else fair)
             replay.deadline_seconds = max(deadline - time.monotonic(), 0.0) / left
             replay.deadline = time.monotonic() + replay.deadline_seconds
-            search = _Search(replay, events, answers, strategy)
+            search = _Search(replay, events, read, answers, strategy)
             found = search.run()
             if isinstance(found, PartialResult):
                 return dataclasses.replace(found, search=f"witness-first search ({strategy.name})")

@@ -534,7 +534,9 @@ class EventColumns:
         for name in KIND_FIELDS[kind]:
             record[name] = self._columns[name][i]
         if i in self.responses:
-            record["responses"] = [dataclasses.asdict(r) for r in self.responses[i]]
+            # Field by field: ``dataclasses.asdict`` deep-copies each field and was half the cost
+            # of reading a trace for the partial replay, which takes every row as a record.
+            record["responses"] = [{"request_id": r.request_id, "code": r.code, "remark": r.remark} for r in self.responses[i]]
         return record
 
 
