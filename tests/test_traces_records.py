@@ -1,0 +1,31 @@
+"""The record helpers that the reports and the replay's divergences print: an event's text is the
+same however the trace spelled it, and reads in the format's column order.
+"""
+
+from __future__ import annotations
+
+from traces.format.records import record_text
+
+
+def test_record_text_orders_fields_as_the_format_then_others_by_name() -> None:
+    record = {"zeta": 1, "topic": "t", "kind": "RequestArrives", "alpha": 2, "seq": 3, "code": 10, "trace_id": "a", "ts": 7}
+    assert record_text(record) == '{"trace_id":"a","seq":3,"ts":7,"kind":"RequestArrives","code":10,"topic":"t","alpha":2,"zeta":1}'
+
+
+def test_record_text_is_the_same_for_a_null_field_or_an_empty_list_and_for_one_left_out() -> None:
+    spelled = {"trace_id": "a", "seq": 1, "ts": None, "kind": "Response", "topic": None, "responses": []}
+    assert record_text(spelled) == record_text({"kind": "Response", "seq": 1, "trace_id": "a"}) == '{"trace_id":"a","seq":1,"kind":"Response"}'
+
+
+def test_record_text_writes_a_nested_object_by_name_without_its_nulls_and_keeps_text_unescaped() -> None:
+    record = {
+        "trace_id": "é",
+        "seq": 2,
+        "kind": "Response",
+        "responses": [{"request_id": 5, "code": 2, "remark": None}, {"remark": "[OVERLOAD]système", "code": 2, "request_id": 6}],
+        "config": {"b": [1, {"y": None, "x": 0}], "a": None},
+    }
+    assert record_text(record) == (
+        '{"trace_id":"é","seq":2,"kind":"Response","responses":[{"code":2,"request_id":5},'
+        '{"code":2,"remark":"[OVERLOAD]système","request_id":6}],"config":{"b":[1,{"x":0}]}}'
+    )
