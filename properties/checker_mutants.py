@@ -72,9 +72,9 @@ SCOPES: dict[str, Scope] = {
     "rules": Scope(("traces/checking/scan.py", "traces/checking/rules.py"), _RULE_TESTS),
     "validation": Scope(("traces/format/read.py", "traces/format/records.py"),
                         ("tests/test_traces_read.py", "tests/test_traces_badinput.py", "tests/test_trace_schema.py",
-                         "tests/test_traces_replay.py", "tests/test_traces_records.py")),
+                         "tests/test_traces_replay.py", "tests/test_traces_records.py", "tests/test_traces_segments.py")),
     "verdicts": Scope(("traces/checking/replay.py", "traces/checking/partial.py"),
-                      ("tests/test_traces_replay.py", "tests/test_traces_partial.py")),
+                      ("tests/test_traces_replay.py", "tests/test_traces_partial.py", "tests/test_traces_segments.py")),
     "wire": Scope(("traces/checking/necessary.py",), ("tests/test_traces_necessary.py",)),
 }
 #: What ``make mutants`` runs in CI, within its time (docs/checker-mutants.md): rules.py whole, and

@@ -4,6 +4,8 @@ same however the trace spelled it, and reads in the format's column order.
 
 from __future__ import annotations
 
+import json
+
 from traces.format.records import record_text
 
 
@@ -29,3 +31,28 @@ def test_record_text_writes_a_nested_object_by_name_without_its_nulls_and_keeps_
         '{"trace_id":"é","seq":2,"kind":"Response","responses":[{"code":2,"request_id":5},'
         '{"code":2,"remark":"[OVERLOAD]système","request_id":6}],"config":{"b":[1,{"x":0}]}}'
     )
+
+
+def test_a_header_declares_an_environment_only_when_it_has_one_and_reads_back_the_same() -> None:
+    from dataclasses import replace
+
+    from traces.format.records import QUIET_ENVIRONMENT
+    from traces.format.records import header_from_record, header_record
+    from traces.recording.examples import EXAMPLES
+
+    first = json.loads((EXAMPLES / "conformant-5.3.3.jsonl").read_text().splitlines()[0])
+    header = replace(header_from_record(first), environment=None)
+    assert "environment" not in header_record(header) and header_from_record(header_record(header)) == header
+    declared = replace(header, environment=QUIET_ENVIRONMENT)
+    assert header_record(declared)["environment"]["ha_appends"] is False
+    assert header_from_record(header_record(declared)) == declared
+
+
+def test_an_event_record_carries_its_responses_as_objects_and_an_empty_list_for_none() -> None:
+    from spec.environment import ClockAdvances
+    from traces.format.records import RecordedResponse, event_record
+
+    action = ClockAdvances(1)
+    assert event_record("t", 1, 5, action, [])["responses"] == []
+    answered = event_record("t", 1, 5, action, [RecordedResponse(7, 2, "[OVERLOAD]system busy"), RecordedResponse(8, 0, None)])
+    assert answered["responses"] == [{"request_id": 7, "code": 2, "remark": "[OVERLOAD]system busy"}, {"request_id": 8, "code": 0, "remark": None}]

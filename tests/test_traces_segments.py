@@ -157,3 +157,26 @@ def test_a_job_gives_each_result_when_its_trace_ends_and_drops_its_replay(tmp_pa
     last_piece = {t: max(layout.pieces.index(p) for p in layout.trace_pieces[t]) + 1 for t in headers}
     # Each result before any piece past its trace's last (a violation comes out where it is found).
     assert all(n <= last_piece[t] for t, n in zip(order, pieces_read)) and pieces_read[0] < len(layout.pieces)
+
+
+def test_the_plain_python_replay_of_cut_traces_gives_the_unsegmented_verdicts(tmp_path: Path) -> None:
+    """replay_here runs the Spark replay's jobs in this process (no Spark): every row goes to its
+    trace's open segment, a segment after the first follows the rows before it, and a divergence
+    carries its row's record, as an unsegmented replay gives them."""
+    paths = _interleaved_and_split(tmp_path)
+    records = [r.data for r in read_records(paths)]
+    # A fourth trace, JSON Lines, whose answer at an early event names another code: a divergence.
+    record_workload(tmp_path / "broken.jsonl", "steady", "5.3.3", 300, seed=7)
+    broken = [r.data for r in read_records([str(tmp_path / "broken.jsonl")])]
+    i = next(i for i, r in enumerate(broken) if r["seq"] > 20 and r.get("responses"))
+    broken[i]["responses"][0]["code"] += 1000
+    records += broken
+    paths.append(_write(tmp_path, broken))
+    expected = {r.trace_id: r for r in replay_records(records)}
+    assert expected[broken[0]["trace_id"]].divergence is not None
+    headers = {r["trace_id"]: r for r in records if r["seq"] == 0}
+    events = {t: sum(1 for r in records if r["trace_id"] == t and r["seq"] > 0) for t in headers}
+    for min_events in (10**9, 100):  # uncut, then the long traces cut
+        plan = plan_segments(events, set(events), parallelism=4, min_events=min_events)
+        assert len(plan) > len(headers) or min_events > 100
+        assert replay_here(plan_layout(paths), headers, plan) == expected
