@@ -56,3 +56,40 @@ def test_an_event_record_carries_its_responses_as_objects_and_an_empty_list_for_
     assert event_record("t", 1, 5, action, [])["responses"] == []
     answered = event_record("t", 1, 5, action, [RecordedResponse(7, 2, "[OVERLOAD]system busy"), RecordedResponse(8, 0, None)])
     assert answered["responses"] == [{"request_id": 7, "code": 2, "remark": "[OVERLOAD]system busy"}, {"request_id": 8, "code": 0, "remark": None}]
+
+
+def test_vocabulary_gives_each_row_its_string_and_null_the_last_entry_over_chunks() -> None:
+    import pyarrow as pa
+
+    from traces.format.records import vocabulary
+
+    for column in (pa.chunked_array([["a", None], ["b", "a", None]]), pa.array(["a", None, "b", "a", None])):
+        index, values = vocabulary(column)
+        assert values[-1] is None and [values[i] for i in index.tolist()] == ["a", None, "b", "a", None]
+    # A table filtered to none of its rows has columns of zero chunks (a piece that holds no wanted trace).
+    index, values = vocabulary(pa.table({"s": ["a"]}).filter(pa.array([False])).column("s"))
+    assert (index.tolist(), values) == ([], [None])
+
+
+def test_event_columns_read_null_strings_and_null_responses_of_dictionary_encoded_rows() -> None:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from traces.format.records import ARROW_SCHEMA, EVENT_COLUMNS, RESPONSE_KIND, EventColumns, RecordedResponse
+
+    rows = [
+        {"trace_id": "t", "seq": 1, "ts": 0, "kind": "WorkerTakesTask", "executor": "send", "worker": 0, "responses": None},
+        {"trace_id": "t", "seq": 2, "ts": 0, "kind": RESPONSE_KIND, "responses": [{"request_id": 4, "code": 2, "remark": None}]},
+        {"trace_id": "t", "seq": 3, "ts": 1, "kind": "WorkerTakesTask", "executor": "admin", "worker": 1, "responses": []},
+    ]
+    table = pa.Table.from_pylist([{c: r.get(c) for c in EVENT_COLUMNS} for r in rows], schema=pa.schema([ARROW_SCHEMA.field(c) for c in EVENT_COLUMNS]))
+    table = table.set_column(table.schema.get_field_index("executor"), "executor", pc.dictionary_encode(table.column("executor")))
+    columns = EventColumns(table)
+    assert columns.responses == {1: (RecordedResponse(4, 2, None),)}
+    assert [columns.record(i) for i in (0, 2)] == [
+        {"trace_id": "t", "seq": 1, "ts": 0, "kind": "WorkerTakesTask", "executor": "send", "worker": 0},
+        {"trace_id": "t", "seq": 3, "ts": 1, "kind": "WorkerTakesTask", "executor": "admin", "worker": 1},
+    ]
+    assert columns.actions[1] is None and columns.opaques == [None, None, None]
+    empty = EventColumns(table.filter(pa.array([False] * 3)))
+    assert (empty.kinds, empty.actions, empty.responses) == ([], [], {})
