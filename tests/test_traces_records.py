@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from traces.format.records import record_text
 
 
@@ -93,3 +95,23 @@ def test_event_columns_read_null_strings_and_null_responses_of_dictionary_encode
     assert columns.actions[1] is None and columns.opaques == [None, None, None]
     empty = EventColumns(table.filter(pa.array([False] * 3)))
     assert (empty.kinds, empty.actions, empty.responses) == ([], [], {})
+
+
+def test_an_action_is_decoded_once_and_the_cache_is_cleared_at_its_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """action_from_record keeps each distinct action it decoded (a trace repeats few), at most
+    _DECODED_LIMIT of them. The cache is emptied here: a process that has decoded these before
+    (mutmut forks every mutant from one) would otherwise never decode them again."""
+    import traces.format.records as records
+    from spec.environment import ClockAdvances
+    from spec.profiles import ExecutorName
+    from spec.workers import WorkerTakesTask
+
+    monkeypatch.setattr(records, "_DECODED", {})
+    monkeypatch.setattr(records, "_DECODED_LIMIT", 2)
+    take = {"kind": "WorkerTakesTask", "executor": "send", "worker": 0}
+    first = records.action_from_record(take)
+    assert first == WorkerTakesTask(ExecutorName.SEND, 0) and records.action_from_record(dict(take)) is first
+    assert records.action_from_record({"kind": "ClockAdvances", "ms": 3}) == ClockAdvances(3)
+    assert len(records._DECODED) == 2
+    assert records.action_from_record({"kind": "WorkerTakesTask", "executor": "admin", "worker": 1}) == WorkerTakesTask(ExecutorName.ADMIN, 1)
+    assert len(records._DECODED) == 1  # full at the limit: emptied before the new one went in
