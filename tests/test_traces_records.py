@@ -115,3 +115,26 @@ def test_an_action_is_decoded_once_and_the_cache_is_cleared_at_its_limit(monkeyp
     assert len(records._DECODED) == 2
     assert records.action_from_record({"kind": "WorkerTakesTask", "executor": "admin", "worker": 1}) == WorkerTakesTask(ExecutorName.ADMIN, 1)
     assert len(records._DECODED) == 1  # full at the limit: emptied before the new one went in
+
+
+def test_a_config_field_of_the_wrong_type_is_named_with_every_type_it_may_have() -> None:
+    from traces.format.records import ConfigError, config_from_json
+    from traces.recording.examples import EXAMPLES
+
+    first = json.loads((EXAMPLES / "conformant-5.3.3.jsonl").read_text().splitlines()[0])
+    first["config"]["executors"][0]["capacity"] = "big"
+    with pytest.raises(ConfigError) as refused:
+        config_from_json(first["profile"], first["config"])
+    assert str(refused.value) == "config.executors[0].capacity must be int or null, got 'big'"
+
+
+def test_a_header_allows_what_it_declares_alone_or_only_an_exception_inside_the_lock() -> None:
+    from dataclasses import replace
+
+    from traces.format.records import QUIET_ENVIRONMENT, UNDECLARED_ENVIRONMENT, header_from_record
+    from traces.recording.examples import EXAMPLES
+
+    header = replace(header_from_record(json.loads((EXAMPLES / "conformant-5.3.3.jsonl").read_text().splitlines()[0])), environment=None)
+    assert header.hidden_environment() == UNDECLARED_ENVIRONMENT and UNDECLARED_ENVIRONMENT.exceptions_in_lock
+    walked = replace(QUIET_ENVIRONMENT, ha_appends=True, clock_steps=(1, 5), max_elapsed_ms=90, punctual_fast_failure=True)
+    assert replace(header, environment=walked).hidden_environment() == replace(QUIET_ENVIRONMENT, ha_appends=True)
