@@ -17,7 +17,7 @@ from spec.profiles import ExecutorName
 import traces.checking.replay as replay_module
 from traces.reporting import docs
 from traces.recording.examples import EXAMPLES
-from traces.format.records import action_from_record, event_record, header_from_record, json_schema
+from traces.format.records import action_from_record, event_record, header_from_record, json_schema, record_text
 from traces.format.read import read_records
 from traces.recording.record import record_workload
 from traces.checking.replay import UNREACHED, ReplayResult, merge_segments, replay_records, replay_segment, replay_trace
@@ -103,7 +103,9 @@ def test_a_claim_the_release_keeps_is_a_violation_found_without_stopping(monkeyp
     [result] = replay_records(records)
     assert result.verdict == "violation" and result.events == len(records) - 1
     assert result.divergence is not None and result.divergence.kind == "claim broken"
-    assert result.divergence.observed == "begin_time_is_zero_when_lock_is_free" and result.divergence.record
+    assert result.divergence.observed == "begin_time_is_zero_when_lock_is_free"
+    broke = next(r for r in records if r["seq"] == result.divergence.seq and r["kind"] != "TraceHeader")
+    assert (result.divergence.trace_id, result.divergence.record) == (records[0]["trace_id"], record_text(broke))
     assert [f.known for f in result.findings] == [False]
 
 
@@ -304,3 +306,26 @@ def test_a_responses_divergence_shows_each_answer_by_the_traces_opaque_and_the_c
     records[i].pop("responses")
     [result] = replay_records(records)
     assert result.divergence is not None and result.divergence.observed == "no response"
+
+
+def test_a_trace_below_full_is_not_replayed_and_says_why() -> None:
+    from traces.format.project import project
+    from traces.format.records import Observation
+
+    records = _records("conformant-5.3.3.jsonl")
+    queues = list(project(records, Observation.QUEUES))
+    [result] = replay_records(queues)
+    why = "replay needs observation 'full'; this trace is 'queues'"
+    assert (result.trace_id, result.verdict, result.events, result.reason) == (records[0]["trace_id"], "inconclusive", 0, why)
+    segment = replay_segment(header_from_record(queues[0]), iter(queues[1:]), first_seq=1)
+    assert segment == dataclasses.replace(result, reason=f"{why} ({len(queues) - 1} events not replayed)")
+
+
+def test_a_segment_cannot_follow_an_event_whose_clock_went_back_or_a_black_box_response() -> None:
+    records = _records("conformant-5.3.3.jsonl")
+    header, events = header_from_record(records[0]), records[1:]
+    i = next(i for i, e in enumerate(events) if e["ts"] > 5 and e["kind"] != "ClockAdvances")
+    for changed in ({**events[i], "ts": 0}, {"trace_id": events[i]["trace_id"], "seq": events[i]["seq"], "ts": events[i]["ts"],
+                                              "kind": "Response", "responses": [{"request_id": 1, "code": 0, "remark": None}]}):
+        later = replay_segment(header, [*events[:i], changed, *events[i + 1 :]], first_seq=events[i]["seq"] + 3)
+        assert (later.verdict, later.reason) == (UNREACHED, f"seq {events[i]['seq']} could not be followed"), changed
