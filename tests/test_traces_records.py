@@ -1,14 +1,38 @@
-"""The record helpers that the reports and the replay's divergences print: an event's text is the
-same however the trace spelled it, and reads in the format's column order.
+"""The record helpers of traces/format/records.py on the inputs the examples never give them: an event's
+text (what reports and divergences print) is the same however the trace spelled it; headers, event records
+and column conversions read back what was written; the decoded-action cache stays within its limit.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
-from traces.format.records import record_text
+import traces.format.records as records
+from spec.environment import ClockAdvances
+from spec.profiles import ExecutorName
+from spec.workers import WorkerTakesTask
+from traces.format.records import (
+    ARROW_SCHEMA,
+    EVENT_COLUMNS,
+    QUIET_ENVIRONMENT,
+    RESPONSE_KIND,
+    UNDECLARED_ENVIRONMENT,
+    ConfigError,
+    EventColumns,
+    RecordedResponse,
+    config_from_json,
+    event_record,
+    header_from_record,
+    header_record,
+    record_text,
+    vocabulary,
+)
+from traces.recording.examples import EXAMPLES
 
 
 def test_record_text_orders_fields_as_the_format_then_others_by_name() -> None:
@@ -36,12 +60,6 @@ def test_record_text_writes_a_nested_object_by_name_without_its_nulls_and_keeps_
 
 
 def test_a_header_declares_an_environment_only_when_it_has_one_and_reads_back_the_same() -> None:
-    from dataclasses import replace
-
-    from traces.format.records import QUIET_ENVIRONMENT
-    from traces.format.records import header_from_record, header_record
-    from traces.recording.examples import EXAMPLES
-
     first = json.loads((EXAMPLES / "conformant-5.3.3.jsonl").read_text().splitlines()[0])
     header = replace(header_from_record(first), environment=None)
     assert "environment" not in header_record(header) and header_from_record(header_record(header)) == header
@@ -51,9 +69,6 @@ def test_a_header_declares_an_environment_only_when_it_has_one_and_reads_back_th
 
 
 def test_an_event_record_carries_its_responses_as_objects_and_an_empty_list_for_none() -> None:
-    from spec.environment import ClockAdvances
-    from traces.format.records import RecordedResponse, event_record
-
     action = ClockAdvances(1)
     assert event_record("t", 1, 5, action, [])["responses"] == []
     answered = event_record("t", 1, 5, action, [RecordedResponse(7, 2, "[OVERLOAD]system busy"), RecordedResponse(8, 0, None)])
@@ -61,10 +76,6 @@ def test_an_event_record_carries_its_responses_as_objects_and_an_empty_list_for_
 
 
 def test_vocabulary_gives_each_row_its_string_and_null_the_last_entry_over_chunks() -> None:
-    import pyarrow as pa
-
-    from traces.format.records import vocabulary
-
     for column in (pa.chunked_array([["a", None], ["b", "a", None]]), pa.array(["a", None, "b", "a", None])):
         index, values = vocabulary(column)
         assert values[-1] is None and [values[i] for i in index.tolist()] == ["a", None, "b", "a", None]
@@ -74,11 +85,6 @@ def test_vocabulary_gives_each_row_its_string_and_null_the_last_entry_over_chunk
 
 
 def test_event_columns_read_null_strings_and_null_responses_of_dictionary_encoded_rows() -> None:
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from traces.format.records import ARROW_SCHEMA, EVENT_COLUMNS, RESPONSE_KIND, EventColumns, RecordedResponse
-
     rows = [
         {"trace_id": "t", "seq": 1, "ts": 0, "kind": "WorkerTakesTask", "executor": "send", "worker": 0, "responses": None},
         {"trace_id": "t", "seq": 2, "ts": 0, "kind": RESPONSE_KIND, "responses": [{"request_id": 4, "code": 2, "remark": None}]},
@@ -101,11 +107,6 @@ def test_an_action_is_decoded_once_and_the_cache_is_cleared_at_its_limit(monkeyp
     """action_from_record keeps each distinct action it decoded (a trace repeats few), at most
     _DECODED_LIMIT of them. The cache is emptied here: a process that has decoded these before
     (mutmut forks every mutant from one) would otherwise never decode them again."""
-    import traces.format.records as records
-    from spec.environment import ClockAdvances
-    from spec.profiles import ExecutorName
-    from spec.workers import WorkerTakesTask
-
     monkeypatch.setattr(records, "_DECODED", {})
     monkeypatch.setattr(records, "_DECODED_LIMIT", 2)
     take = {"kind": "WorkerTakesTask", "executor": "send", "worker": 0}
@@ -118,9 +119,6 @@ def test_an_action_is_decoded_once_and_the_cache_is_cleared_at_its_limit(monkeyp
 
 
 def test_a_config_field_of_the_wrong_type_is_named_with_every_type_it_may_have() -> None:
-    from traces.format.records import ConfigError, config_from_json
-    from traces.recording.examples import EXAMPLES
-
     first = json.loads((EXAMPLES / "conformant-5.3.3.jsonl").read_text().splitlines()[0])
     first["config"]["executors"][0]["capacity"] = "big"
     with pytest.raises(ConfigError) as refused:
@@ -129,11 +127,6 @@ def test_a_config_field_of_the_wrong_type_is_named_with_every_type_it_may_have()
 
 
 def test_a_header_allows_what_it_declares_alone_or_only_an_exception_inside_the_lock() -> None:
-    from dataclasses import replace
-
-    from traces.format.records import QUIET_ENVIRONMENT, UNDECLARED_ENVIRONMENT, header_from_record
-    from traces.recording.examples import EXAMPLES
-
     header = replace(header_from_record(json.loads((EXAMPLES / "conformant-5.3.3.jsonl").read_text().splitlines()[0])), environment=None)
     assert header.hidden_environment() == UNDECLARED_ENVIRONMENT and UNDECLARED_ENVIRONMENT.exceptions_in_lock
     walked = replace(QUIET_ENVIRONMENT, ha_appends=True, clock_steps=(1, 5), max_elapsed_ms=90, punctual_fast_failure=True)
