@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -19,7 +21,7 @@ from traces.recording.examples import EXAMPLES
 from traces.format.records import HEADER_KIND, header_from_record
 from traces.format.read import read_records
 from traces.recording.record import WORKLOADS, record_workload
-from traces.checking.scan import scan_trace
+from traces.checking.scan import EXECUTOR_NAMES, TraceScan, _codes, _latest_before, scan_trace
 
 VERSIONS = ("4.3.2", "4.9.8", "5.3.3")
 
@@ -66,10 +68,6 @@ def test_same_counts_on_recorded_workloads(version: str, tmp_path: Path) -> None
 
 
 def test_latest_before_finds_the_latest_marked_position_of_the_same_group_only() -> None:
-    import numpy as np
-
-    from traces.checking.scan import _latest_before
-
     group = np.array([1, 0, 1, 0, 1, 2], np.int64)
     mark = np.array([False, True, False, False, True, True])
     # Position 2 (group 1) has no marked 1 before it, though group 0 has one: -1, not group 0's.
@@ -79,10 +77,6 @@ def test_latest_before_finds_the_latest_marked_position_of_the_same_group_only()
 
 
 def test_codes_are_indices_into_the_names_another_string_past_them_and_null_minus_one() -> None:
-    import pyarrow as pa
-
-    from traces.checking.scan import EXECUTOR_NAMES, TraceScan, _codes
-
     assert _codes(pa.chunked_array([["admin", None], ["send", "bogus"]]), EXECUTOR_NAMES).tolist() == [
         EXECUTOR_NAMES.index("admin"), -1, 0, len(EXECUTOR_NAMES)]
     assert [TraceScan._executor_name(c) for c in (0, len(EXECUTOR_NAMES) - 1, len(EXECUTOR_NAMES), -1)] == [
@@ -92,8 +86,6 @@ def test_codes_are_indices_into_the_names_another_string_past_them_and_null_minu
 def test_a_lock_holder_of_an_executor_the_config_lacks_is_named_as_unknown() -> None:
     """Validation accepts an event naming any executor of the vocabulary, even one the trace's
     config lacks (the pull executor here): the lock rule still judges it, its holder named '?'."""
-    from traces.checking.scan import scan_trace
-
     rows = [r.data for r in read_records([str(EXAMPLES / "conformant-5.3.3.jsonl")])]
     header, events = header_from_record(rows[0]), rows[1:]
     assert "pull" not in [e.name.value for e in header.config.executors]
