@@ -17,10 +17,11 @@ from spec.profiles import ExecutorName
 import traces.checking.replay as replay_module
 from traces.reporting import docs
 from traces.recording.examples import EXAMPLES
-from traces.format.records import action_from_record, event_record, header_from_record, json_schema, record_text
+from traces.format.project import project
+from traces.format.records import Observation, action_from_record, event_record, header_from_record, json_schema, record_text
 from traces.format.read import read_records
 from traces.recording.record import record_workload
-from traces.checking.replay import UNREACHED, ReplayResult, merge_segments, replay_records, replay_segment, replay_trace
+from traces.checking.replay import UNREACHED, ClaimFinding, Divergence, ReplayResult, merge_segments, replay_records, replay_segment, replay_trace
 from traces.format.write import TraceWriter
 
 _SAMPLE_VALUES: dict[str, Any] = {
@@ -234,8 +235,6 @@ def test_an_event_the_spec_cannot_take_is_explained_by_its_guard_the_fields_it_r
 def _segment(verdict: str, events: int, actions: dict[str, int], findings: tuple[tuple[str, int], ...] | list[tuple[str, int]] = (),
              divergence: str | None = None, reason: str = "", trace_id: str = "t") -> ReplayResult:
     """A segment's result built by hand: ``findings`` as (claim, seq), ``divergence`` its kind."""
-    from traces.checking.replay import ClaimFinding, Divergence
-
     return ReplayResult(
         trace_id, verdict, events,
         divergence=None if divergence is None else Divergence(trace_id, events, divergence, "e", "o", "s", "{}"),
@@ -309,9 +308,6 @@ def test_a_responses_divergence_shows_each_answer_by_the_traces_opaque_and_the_c
 
 
 def test_a_trace_below_full_is_not_replayed_and_says_why() -> None:
-    from traces.format.project import project
-    from traces.format.records import Observation
-
     records = _records("conformant-5.3.3.jsonl")
     queues = list(project(records, Observation.QUEUES))
     [result] = replay_records(queues)
