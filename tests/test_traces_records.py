@@ -26,6 +26,7 @@ from traces.format.records import (
     EventColumns,
     RecordedResponse,
     config_from_json,
+    environment_from_json,
     event_record,
     header_from_record,
     header_record,
@@ -131,3 +132,16 @@ def test_a_header_allows_what_it_declares_alone_or_only_an_exception_inside_the_
     assert header.hidden_environment() == UNDECLARED_ENVIRONMENT and UNDECLARED_ENVIRONMENT.exceptions_in_lock
     walked = replace(QUIET_ENVIRONMENT, ha_appends=True, clock_steps=(1, 5), max_elapsed_ms=90, punctual_fast_failure=True)
     assert replace(header, environment=walked).hidden_environment() == replace(QUIET_ENVIRONMENT, ha_appends=True)
+
+
+def test_a_bad_environment_is_refused_naming_the_field_at_fault() -> None:
+    config = header_from_record(json.loads((EXAMPLES / "conformant-5.3.3.jsonl").read_text().splitlines()[0])).config
+    for declared, message in (
+        ({"colour": 1}, "environment: unknown field(s) ['colour']; known: "),
+        ({"ha_appends": 1}, "environment.ha_appends must be bool, got 1"),
+        ({"fast_failure_toggles": [True, "x"]}, "environment.fast_failure_toggles[1] must be bool, got 'x'"),
+        ({"max_foreign_tasks": 2}, "environment.max_foreign_tasks must be at least 1 exactly when foreign_tasks names an executor, got 2"),
+    ):
+        with pytest.raises(ConfigError) as refused:
+            environment_from_json(config, declared)
+        assert str(refused.value).startswith(message), (declared, str(refused.value))
