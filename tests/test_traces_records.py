@@ -141,7 +141,15 @@ def test_a_bad_environment_is_refused_naming_the_field_at_fault() -> None:
         ({"ha_appends": 1}, "environment.ha_appends must be bool, got 1"),
         ({"fast_failure_toggles": [True, "x"]}, "environment.fast_failure_toggles[1] must be bool, got 'x'"),
         ({"max_foreign_tasks": 2}, "environment.max_foreign_tasks must be at least 1 exactly when foreign_tasks names an executor, got 2"),
+        ({"queue_wait_changes": 3}, "environment.queue_wait_changes must be list, got 3"),
     ):
         with pytest.raises(ConfigError) as refused:
             environment_from_json(config, declared)
         assert str(refused.value).startswith(message), (declared, str(refused.value))
+
+
+def test_a_field_the_environment_leaves_out_declares_none_of_its_kind() -> None:
+    config = header_from_record(json.loads((EXAMPLES / "conformant-5.3.3.jsonl").read_text().splitlines()[0])).config
+    assert environment_from_json(config, {}) == QUIET_ENVIRONMENT
+    assert environment_from_json(config, {"ha_appends": True, "fast_failure_toggles": [False]}) == replace(
+        QUIET_ENVIRONMENT, ha_appends=True, fast_failure_toggles=(False,))
