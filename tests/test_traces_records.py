@@ -142,6 +142,9 @@ def test_a_bad_environment_is_refused_naming_the_field_at_fault() -> None:
         ({"fast_failure_toggles": [True, "x"]}, "environment.fast_failure_toggles[1] must be bool, got 'x'"),
         ({"max_foreign_tasks": 2}, "environment.max_foreign_tasks must be at least 1 exactly when foreign_tasks names an executor, got 2"),
         ({"queue_wait_changes": 3}, "environment.queue_wait_changes must be list, got 3"),
+        ({"max_foreign_tasks": "2"}, "environment.max_foreign_tasks must be int, got '2'"),
+        ({"foreign_tasks": ["bogus"], "max_foreign_tasks": 1}, "environment.foreign_tasks[0]: unknown executor 'bogus'; known: "),
+        ({"foreign_tasks": ["pull"], "max_foreign_tasks": 1}, "environment.foreign_tasks[0]: the broker has no 'pull' executor; it has ['send', 'admin']"),
     ):
         with pytest.raises(ConfigError) as refused:
             environment_from_json(config, declared)
