@@ -17,10 +17,11 @@ from spec.profiles import ExecutorName
 import traces.checking.replay as replay_module
 from traces.reporting import docs
 from traces.recording.examples import EXAMPLES
-from traces.format.records import action_from_record, event_record, header_from_record, json_schema
+from traces.format.project import project
+from traces.format.records import Observation, action_from_record, event_record, header_from_record, json_schema, record_text
 from traces.format.read import read_records
 from traces.recording.record import record_workload
-from traces.checking.replay import UNREACHED, ReplayResult, merge_segments, replay_records, replay_segment, replay_trace
+from traces.checking.replay import UNREACHED, ClaimFinding, Divergence, ReplayResult, merge_segments, replay_records, replay_segment, replay_trace
 from traces.format.write import TraceWriter
 
 _SAMPLE_VALUES: dict[str, Any] = {
@@ -103,7 +104,9 @@ def test_a_claim_the_release_keeps_is_a_violation_found_without_stopping(monkeyp
     [result] = replay_records(records)
     assert result.verdict == "violation" and result.events == len(records) - 1
     assert result.divergence is not None and result.divergence.kind == "claim broken"
-    assert result.divergence.observed == "begin_time_is_zero_when_lock_is_free" and result.divergence.record
+    assert result.divergence.observed == "begin_time_is_zero_when_lock_is_free"
+    broke = next(r for r in records if r["seq"] == result.divergence.seq and r["kind"] != "TraceHeader")
+    assert (result.divergence.trace_id, result.divergence.record) == (records[0]["trace_id"], record_text(broke))
     assert [f.known for f in result.findings] == [False]
 
 
@@ -227,3 +230,98 @@ def test_an_event_the_spec_cannot_take_is_explained_by_its_guard_the_fields_it_r
     assert "DispatchRejectsOverload(io_thread=0)" in d.expected
     assert [part.split("=")[0] for part in d.state.split("; ")] == ["io_threads", "executors"]
     assert "TASK_CREATED(#7018)" in d.state and "r18" not in d.state
+
+
+def _segment(verdict: str, events: int, actions: dict[str, int], findings: tuple[tuple[str, int], ...] | list[tuple[str, int]] = (),
+             divergence: str | None = None, reason: str = "", trace_id: str = "t") -> ReplayResult:
+    """A segment's result built by hand: ``findings`` as (claim, seq), ``divergence`` its kind."""
+    return ReplayResult(
+        trace_id, verdict, events,
+        divergence=None if divergence is None else Divergence(trace_id, events, divergence, "e", "o", "s", "{}"),
+        reason=reason, actions=tuple(sorted(actions.items())),
+        findings=tuple(ClaimFinding(c, s, False, "x") for c, s in findings),
+    )
+
+
+def test_merged_segments_add_their_events_and_counts_and_keep_each_claims_first_finding_in_seq_order() -> None:
+    merged = merge_segments([
+        _segment("conformant", 3, {"ClockAdvances": 2, "RequestArrives": 1}, [("b", 9), ("a", 2)]),
+        _segment("conformant", 4, {"ClockAdvances": 1, "WorkerTakesTask": 3}, [("a", 5), ("c", 1)], trace_id="other"),
+    ])
+    assert merged.verdict == "conformant" and merged.trace_id == "t" and merged.events == 7
+    assert merged.actions == (("ClockAdvances", 3), ("RequestArrives", 1), ("WorkerTakesTask", 3))
+    assert [(f.claim, f.seq) for f in merged.findings] == [("c", 1), ("a", 2), ("b", 9)]
+    assert merged.divergence is None and merged.reason == ""
+
+
+def test_the_first_segment_the_spec_could_not_follow_decides_with_the_counts_up_to_it() -> None:
+    for stop in ("not enabled", None):  # a divergence, or an inconclusive segment that names none
+        verdict = "violation" if stop else "inconclusive"
+        merged = merge_segments([
+            _segment("conformant", 3, {"ClockAdvances": 2}, [("a", 2)]),
+            _segment(verdict, 2, {"ClockAdvances": 1, "RequestArrives": 1}, [("b", 4)], divergence=stop, reason="why"),
+            _segment("violation", 5, {"WorkerTakesTask": 5}, [("c", 7)], divergence="responses differ"),
+        ])
+        assert merged.verdict == verdict and merged.events == 5 and merged.reason == "why"
+        assert merged.actions == (("ClockAdvances", 3), ("RequestArrives", 1))
+        assert [(f.claim, f.seq) for f in merged.findings] == [("a", 2), ("b", 4)]
+        assert (merged.divergence and merged.divergence.kind) == stop
+
+
+def test_the_first_segment_that_broke_a_kept_claim_decides_when_every_segment_was_followed() -> None:
+    merged = merge_segments([
+        _segment("conformant", 1, {"ClockAdvances": 1}),
+        _segment("violation", 2, {"RequestArrives": 2}, [("b", 3)], divergence="claim broken", trace_id="first"),
+        _segment("violation", 3, {"ClockAdvances": 3}, [("a", 2)], divergence="claim broken", trace_id="second"),
+    ])
+    assert merged.verdict == "violation" and merged.trace_id == "first" and merged.events == 6
+    assert merged.divergence is not None and merged.divergence.kind == "claim broken"
+    assert merged.actions == (("ClockAdvances", 4), ("RequestArrives", 2))
+    assert [(f.claim, f.seq) for f in merged.findings] == [("a", 2), ("b", 3)]
+
+
+def test_an_unreached_segment_after_accepted_ones_makes_the_trace_inconclusive() -> None:
+    merged = merge_segments([
+        _segment("conformant", 3, {"ClockAdvances": 3}),
+        _segment(UNREACHED, 0, {}, reason="seq 2 could not be followed", trace_id="u"),
+        _segment("violation", 5, {"WorkerTakesTask": 5}, divergence="not enabled"),
+    ])
+    assert (merged.trace_id, merged.verdict, merged.events, merged.actions) == ("u", "inconclusive", 3, (("ClockAdvances", 3),))
+    assert merged.reason == ("segments disagree: seq 2 could not be followed, though the earlier segments accepted it; "
+                             "replay this trace unsegmented")
+    assert merged.divergence is None and merged.findings == ()
+
+
+def test_a_responses_divergence_shows_each_answer_by_the_traces_opaque_and_the_codes_name() -> None:
+    records = _renumbered(_records("conformant-full-send-queue.jsonl"), 1000)
+    i = next(i for i, r in enumerate(records) if r.get("responses"))
+    [written] = records[i]["responses"]
+    remark = written["remark"]
+    records[i]["responses"] = [{**written, "request_id": 999_999, "code": 4242}, {"request_id": written["request_id"], "code": 0, "remark": None}]
+    [result] = replay_records(records)
+    assert result.divergence is not None and (result.divergence.seq, result.divergence.kind) == (records[i]["seq"], "responses differ")
+    assert result.divergence.expected == f"[opaque {written['request_id']}: REQUEST_CODE_NOT_SUPPORTED {remark!r}]"
+    assert result.divergence.observed == f"[opaque ?: 4242 {remark!r}; opaque {written['request_id']}: SUCCESS None]"
+    records[i].pop("responses")
+    [result] = replay_records(records)
+    assert result.divergence is not None and result.divergence.observed == "no response"
+
+
+def test_a_trace_below_full_is_not_replayed_and_says_why() -> None:
+    records = _records("conformant-5.3.3.jsonl")
+    queues = list(project(records, Observation.QUEUES))
+    [result] = replay_records(queues)
+    why = "replay needs observation 'full'; this trace is 'queues'"
+    assert (result.trace_id, result.verdict, result.events, result.reason) == (records[0]["trace_id"], "inconclusive", 0, why)
+    segment = replay_segment(header_from_record(queues[0]), iter(queues[1:]), first_seq=1)
+    assert segment == dataclasses.replace(result, reason=f"{why} ({len(queues) - 1} events not replayed)")
+
+
+def test_a_segment_cannot_follow_an_event_whose_clock_went_back_or_a_black_box_response() -> None:
+    records = _records("conformant-5.3.3.jsonl")
+    header, events = header_from_record(records[0]), records[1:]
+    i = next(i for i, e in enumerate(events) if e["ts"] > 5 and e["kind"] != "ClockAdvances")
+    for changed in ({**events[i], "ts": 0}, {"trace_id": events[i]["trace_id"], "seq": events[i]["seq"], "ts": events[i]["ts"],
+                                              "kind": "Response", "responses": [{"request_id": 1, "code": 0, "remark": None}]}):
+        later = replay_segment(header, [*events[:i], changed, *events[i + 1 :]], first_seq=events[i]["seq"] + 3)
+        assert (later.verdict, later.reason) == (UNREACHED, f"seq {events[i]['seq']} could not be followed"), changed

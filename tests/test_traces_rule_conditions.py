@@ -8,6 +8,7 @@ pass the examples. These traces are conformant recordings with one event changed
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -548,3 +549,29 @@ def test_an_unparsable_pcbusy_remark_is_not_the_busy_rules_to_judge() -> None:
     events[-1] = {**events[-1], "responses": [garbled]}
     assert _judged(header, events, "pcbusy_only_while_busy") == (0, 0, [])
     assert _judged(header, events, RESPONSES)[1] == 1
+
+
+# -- a request routed to an executor the config lacks ----------------------------------------------------
+
+
+def test_requests_for_an_executor_the_config_lacks_are_in_no_queue(tmp_path: Path) -> None:
+    """A trace of every request code, judged under its config without the query executor (the
+    admin executor moved third): the query requests are routed to no queue of the config's, so
+    each take by a query worker is flagged as leaving an empty queue, and no other queue's FIFO,
+    capacity or timeouts count them."""
+    from traces.format.read import read_records
+    from traces.recording.record import record_workload
+
+    record_workload(tmp_path / "every.jsonl", "every-code", "5.3.3", 400)
+    rows = [r.data for r in read_records([str(tmp_path / "every.jsonl")])]
+    config = rows[0]["config"]
+    executors = {e["name"]: e for e in config["executors"]}
+    assert "query" in executors and config["executors"][2]["name"] != "admin"
+    kept = ["send", "pull", "admin", *(n for n in executors if n not in ("send", "pull", "admin", "query"))]
+    header = header_from_record({**rows[0], "config": {**config, "executors": [executors[n] for n in kept]}})
+    events = rows[1:]
+    takes = [e["seq"] for e in events if e["kind"] == "WorkerTakesTask" and e["executor"] == "query"]
+    assert takes
+    found = scan_trace(header, events_table(events))
+    assert {name: f.violations for name, f in found.items() if f.violations} == {"fifo_service_per_queue": len(takes)}
+    assert found["fifo_service_per_queue"].sample == [(s, "query queue is empty, yet an element left it") for s in takes][:len(found["fifo_service_per_queue"].sample)]

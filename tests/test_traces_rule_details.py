@@ -228,6 +228,18 @@ def test_the_free_buffers_drawn_are_the_pools_and_none_without_a_pool() -> None:
     assert (free.max(), free.min(), free[-1]) == (2, 0, 1)  # one buffer lent to the open file at the end
 
 
+def test_below_full_the_state_drawn_is_no_writer_and_the_whole_pool() -> None:
+    """A queues-level trace shows neither the put lock nor the pool: the report draws no lock hold and
+    every buffer free, none where the pool is off (the lock and pool walks do not run to set them)."""
+    from traces.format.project import project
+
+    for name, pool in (("conformant-pool-exhaustion.jsonl", 2), ("conformant-5.3.3.jsonl", 0)):
+        rows = [json.loads(line) for line in (EXAMPLES / name).read_text().splitlines()]
+        projected = list(project(rows, Observation.QUEUES))
+        scan = _scan(header_from_record(projected[0]), projected[1:])
+        assert scan.n > 0 and scan.begin.tolist() == [0] * scan.n and scan.free.tolist() == [pool] * scan.n, name
+
+
 def test_a_buffer_returned_before_its_file_is_full_is_flagged() -> None:
     header, events = _example("conformant-pool-exhaustion.jsonl")
     returned = next(i for i, e in enumerate(events) if e["kind"] == "CommitServiceReturnsBuffer")

@@ -15,6 +15,7 @@ from traces.checking.layout import plan as plan_layout
 from traces.format.read import read_records
 from traces.recording.record import record_workload
 from traces.checking.replay import replay_records, replay_trace
+from traces.recording.examples import EXAMPLES as EXAMPLES_DIR
 from traces.checking.segments import FOLLOW_COST, _balanced_bounds, plan_jobs, plan_segments, replay_here, replay_on_spark
 
 
@@ -157,3 +158,57 @@ def test_a_job_gives_each_result_when_its_trace_ends_and_drops_its_replay(tmp_pa
     last_piece = {t: max(layout.pieces.index(p) for p in layout.trace_pieces[t]) + 1 for t in headers}
     # Each result before any piece past its trace's last (a violation comes out where it is found).
     assert all(n <= last_piece[t] for t, n in zip(order, pieces_read)) and pieces_read[0] < len(layout.pieces)
+
+
+def test_the_plain_python_replay_of_cut_traces_gives_the_unsegmented_verdicts(tmp_path: Path) -> None:
+    """replay_here runs the Spark replay's jobs in this process (no Spark): every row goes to its
+    trace's open segment, a segment after the first follows the rows before it, and a divergence
+    carries its row's record, as an unsegmented replay gives them."""
+    from traces.format.write import TraceWriter
+
+    paths = _interleaved_and_split(tmp_path)
+    records = [r.data for r in read_records(paths)]
+    # Two more traces interleaved row by row in one file: a long one, and a short one whose early
+    # event lacks the answer it writes (a divergence), so that its segment closes while the long
+    # one's rows are still coming in the same rows read.
+    record_workload(tmp_path / "long.jsonl", "bursts", "5.3.3", 600, seed=5)
+    record_workload(tmp_path / "broken.jsonl", "steady", "5.3.3", 300, seed=7)
+    long, broken = ([r.data for r in read_records([str(tmp_path / f"{name}.jsonl")])] for name in ("long", "broken"))
+    i = next(i for i, r in enumerate(broken) if r["seq"] > 20 and r.get("responses"))
+    del broken[i]["responses"]
+    records += long + broken
+    with TraceWriter(tmp_path / "mixed", row_group=10_000) as w:
+        w.write_all(sorted(long + broken, key=lambda r: (r["seq"], r["trace_id"])))
+    paths.append(str(tmp_path / "mixed"))
+    expected = {r.trace_id: r for r in replay_records(records)}
+    assert expected[broken[0]["trace_id"]].divergence is not None and expected[long[0]["trace_id"]].verdict == "conformant"
+    headers = {r["trace_id"]: r for r in records if r["seq"] == 0}
+    events = {t: sum(1 for r in records if r["trace_id"] == t and r["seq"] > 0) for t in headers}
+    for min_events in (10**9, 100):  # uncut, then the long traces cut
+        plan = plan_segments(events, set(events), parallelism=4, min_events=min_events)
+        assert len(plan) > len(headers) or min_events > 100
+        assert replay_here(plan_layout(paths), headers, plan) == expected
+
+
+def test_an_error_inside_a_segments_replay_names_the_trace_and_event() -> None:
+    """An exception while replaying an event is the checker's failure (exit 4), not a verdict: it
+    names the trace and the event's seq."""
+    import pyarrow as pa
+
+    from traces.checking.exits import CheckerFailure
+    from traces.checking.replay import SegmentReplay, feed_segments
+    from traces.format.records import ARROW_SCHEMA, EVENT_COLUMNS, EventColumns
+
+    rows = [{"trace_id": "other", "seq": 1, "ts": 1, "kind": "ClockAdvances", "ms": 1},
+                            {"trace_id": "t", "seq": 7, "ts": 1, "kind": "ClockAdvances", "ms": 1}]
+    table = pa.Table.from_pylist([{c: r.get(c) for c in EVENT_COLUMNS} for r in rows],
+                                 schema=pa.schema([ARROW_SCHEMA.field(c) for c in EVENT_COLUMNS]))
+
+    class Failing(SegmentReplay):
+        def take(self, *args: Any) -> bool:
+            raise ValueError("boom")
+
+    header = header_from_record(json.loads((EXAMPLES_DIR / "conformant-5.3.3.jsonl").read_text().splitlines()[0]))
+    with pytest.raises(CheckerFailure) as failed:
+        list(feed_segments(EventColumns(table), {"t": (10, Failing(header, 1))}))
+    assert failed.value.message == "trace 't', event seq 7: ValueError: boom"

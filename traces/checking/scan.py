@@ -316,7 +316,6 @@ class TraceScan:
         self._requests()
         self.depth = {q: np.zeros(n, np.int64) for q in self.queue_names}  # queue depth after each event
         self.head = np.full(n, _NONE, np.int64)  # the request (its arrival's index) an element-leaving event took
-        self.left_nothing = np.zeros(n, bool)  # an element-leaving event found its queue empty
         self._queues()
         self._workers()
         self._timeouts()
@@ -394,6 +393,7 @@ class TraceScan:
         leaving = dequeue | send | cleans
         # The queue each element-leaving event takes from (read only at those; -1 or -2 is no queue of the config's).
         source = np.where(send, self._queue_id(ExecutorName.SEND), np.where(cleans, self.queue, self.executor))
+        # An element-leaving event found its queue empty (or took from no queue of the config's).
         self.left_nothing = leaving & ~np.isin(source, np.arange(len(self.queue_names)))
         capacity = self.findings["no_queue_over_capacity"]
         for q, name in enumerate(self.queue_names):

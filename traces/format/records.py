@@ -644,15 +644,18 @@ def json_schema() -> dict[str, Any]:
         },
         "additionalProperties": False,
     }
-    common = {
-        "trace_id": {"type": "string", "minLength": 1},
-        "seq": {"type": "integer", "minimum": 0},
-        "ts": {"type": "integer", "description": "broker clock (SystemClock.now()) in ms"},
-    }
+
+    def common(seq: dict[str, Any]) -> dict[str, Any]:
+        """The fields every record carries, with its variant's ``seq`` (0 for the header, from 1 for an event)."""
+        return {
+            "trace_id": {"type": "string", "minLength": 1},
+            "seq": seq,
+            "ts": {"type": "integer", "description": "broker clock (SystemClock.now()) in ms"},
+        }
+
     null = {"type": "null"}
     header_props = {
-        **common,
-        "seq": {"const": 0},
+        **common({"const": 0}),
         "kind": {"const": HEADER_KIND},
         "format_version": {"const": FORMAT_VERSION},
         "implementation": {"type": "string"},
@@ -679,8 +682,7 @@ def json_schema() -> dict[str, Any]:
     for name in [*KINDS, RESPONSE_KIND]:
         props: dict[str, Any] = {
             **{c: null for c in (*EVENT_FIELD_COLUMNS, *HEADER_COLUMNS)},
-            **common,
-            "seq": {"type": "integer", "minimum": 1},
+            **common({"type": "integer", "minimum": 1}),
             "kind": {"const": name},
         }
         annotations = dict(_action_fields(KINDS[name])) if name in KINDS else {}

@@ -1,0 +1,158 @@
+"""The record helpers of traces/format/records.py on the inputs the examples never give them: an event's
+text (what reports and divergences print) is the same however the trace spelled it; headers, event records
+and column conversions read back what was written; the decoded-action cache stays within its limit.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import traces.format.records as records
+from spec.environment import ClockAdvances
+from spec.profiles import ExecutorName
+from spec.workers import WorkerTakesTask
+from traces.format.records import (
+    ARROW_SCHEMA,
+    EVENT_COLUMNS,
+    QUIET_ENVIRONMENT,
+    RESPONSE_KIND,
+    UNDECLARED_ENVIRONMENT,
+    ConfigError,
+    EventColumns,
+    RecordedResponse,
+    config_from_json,
+    environment_from_json,
+    event_record,
+    header_from_record,
+    header_record,
+    record_text,
+    vocabulary,
+)
+from traces.recording.examples import EXAMPLES
+
+
+def test_record_text_orders_fields_as_the_format_then_others_by_name() -> None:
+    record = {"zeta": 1, "topic": "t", "kind": "RequestArrives", "alpha": 2, "seq": 3, "code": 10, "trace_id": "a", "ts": 7}
+    assert record_text(record) == '{"trace_id":"a","seq":3,"ts":7,"kind":"RequestArrives","code":10,"topic":"t","alpha":2,"zeta":1}'
+
+
+def test_record_text_is_the_same_for_a_null_field_or_an_empty_list_and_for_one_left_out() -> None:
+    spelled = {"trace_id": "a", "seq": 1, "ts": None, "kind": "Response", "topic": None, "responses": []}
+    assert record_text(spelled) == record_text({"kind": "Response", "seq": 1, "trace_id": "a"}) == '{"trace_id":"a","seq":1,"kind":"Response"}'
+
+
+def test_record_text_writes_a_nested_object_by_name_without_its_nulls_and_keeps_text_unescaped() -> None:
+    record = {
+        "trace_id": "é",
+        "seq": 2,
+        "kind": "Response",
+        "responses": [{"request_id": 5, "code": 2, "remark": None}, {"remark": "[OVERLOAD]système", "code": 2, "request_id": 6}],
+        "config": {"b": [1, {"y": None, "x": 0}], "a": None},
+    }
+    assert record_text(record) == (
+        '{"trace_id":"é","seq":2,"kind":"Response","responses":[{"code":2,"request_id":5},'
+        '{"code":2,"remark":"[OVERLOAD]système","request_id":6}],"config":{"b":[1,{"x":0}]}}'
+    )
+
+
+def test_a_header_declares_an_environment_only_when_it_has_one_and_reads_back_the_same() -> None:
+    first = json.loads((EXAMPLES / "conformant-5.3.3.jsonl").read_text().splitlines()[0])
+    header = replace(header_from_record(first), environment=None)
+    assert "environment" not in header_record(header) and header_from_record(header_record(header)) == header
+    declared = replace(header, environment=QUIET_ENVIRONMENT)
+    assert header_record(declared)["environment"]["ha_appends"] is False
+    assert header_from_record(header_record(declared)) == declared
+
+
+def test_an_event_record_carries_its_responses_as_objects_and_an_empty_list_for_none() -> None:
+    action = ClockAdvances(1)
+    assert event_record("t", 1, 5, action, [])["responses"] == []
+    answered = event_record("t", 1, 5, action, [RecordedResponse(7, 2, "[OVERLOAD]system busy"), RecordedResponse(8, 0, None)])
+    assert answered["responses"] == [{"request_id": 7, "code": 2, "remark": "[OVERLOAD]system busy"}, {"request_id": 8, "code": 0, "remark": None}]
+
+
+def test_vocabulary_gives_each_row_its_string_and_null_the_last_entry_over_chunks() -> None:
+    for column in (pa.chunked_array([["a", None], ["b", "a", None]]), pa.array(["a", None, "b", "a", None])):
+        index, values = vocabulary(column)
+        assert values[-1] is None and [values[i] for i in index.tolist()] == ["a", None, "b", "a", None]
+    # A table filtered to none of its rows has columns of zero chunks (a piece that holds no wanted trace).
+    index, values = vocabulary(pa.table({"s": ["a"]}).filter(pa.array([False])).column("s"))
+    assert (index.tolist(), values) == ([], [None])
+
+
+def test_event_columns_read_null_strings_and_null_responses_of_dictionary_encoded_rows() -> None:
+    rows = [
+        {"trace_id": "t", "seq": 1, "ts": 0, "kind": "WorkerTakesTask", "executor": "send", "worker": 0, "responses": None},
+        {"trace_id": "t", "seq": 2, "ts": 0, "kind": RESPONSE_KIND, "responses": [{"request_id": 4, "code": 2, "remark": None}]},
+        {"trace_id": "t", "seq": 3, "ts": 1, "kind": "WorkerTakesTask", "executor": "admin", "worker": 1, "responses": []},
+    ]
+    table = pa.Table.from_pylist([{c: r.get(c) for c in EVENT_COLUMNS} for r in rows], schema=pa.schema([ARROW_SCHEMA.field(c) for c in EVENT_COLUMNS]))
+    table = table.set_column(table.schema.get_field_index("executor"), "executor", pc.dictionary_encode(table.column("executor")))
+    columns = EventColumns(table)
+    assert columns.responses == {1: (RecordedResponse(4, 2, None),)}
+    assert [columns.record(i) for i in (0, 2)] == [
+        {"trace_id": "t", "seq": 1, "ts": 0, "kind": "WorkerTakesTask", "executor": "send", "worker": 0},
+        {"trace_id": "t", "seq": 3, "ts": 1, "kind": "WorkerTakesTask", "executor": "admin", "worker": 1},
+    ]
+    assert columns.actions[1] is None and columns.opaques == [None, None, None]
+    empty = EventColumns(table.filter(pa.array([False] * 3)))
+    assert (empty.kinds, empty.actions, empty.responses) == ([], [], {})
+
+
+def test_an_action_is_decoded_once_and_the_cache_is_cleared_at_its_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """action_from_record keeps each distinct action it decoded (a trace repeats few), at most
+    _DECODED_LIMIT of them. The cache is emptied here: a process that has decoded these before
+    (mutmut forks every mutant from one) would otherwise never decode them again."""
+    monkeypatch.setattr(records, "_DECODED", {})
+    monkeypatch.setattr(records, "_DECODED_LIMIT", 2)
+    take = {"kind": "WorkerTakesTask", "executor": "send", "worker": 0}
+    first = records.action_from_record(take)
+    assert first == WorkerTakesTask(ExecutorName.SEND, 0) and records.action_from_record(dict(take)) is first
+    assert records.action_from_record({"kind": "ClockAdvances", "ms": 3}) == ClockAdvances(3)
+    assert len(records._DECODED) == 2
+    assert records.action_from_record({"kind": "WorkerTakesTask", "executor": "admin", "worker": 1}) == WorkerTakesTask(ExecutorName.ADMIN, 1)
+    assert len(records._DECODED) == 1  # full at the limit: emptied before the new one went in
+
+
+def test_a_config_field_of_the_wrong_type_is_named_with_every_type_it_may_have() -> None:
+    first = json.loads((EXAMPLES / "conformant-5.3.3.jsonl").read_text().splitlines()[0])
+    first["config"]["executors"][0]["capacity"] = "big"
+    with pytest.raises(ConfigError) as refused:
+        config_from_json(first["profile"], first["config"])
+    assert str(refused.value) == "config.executors[0].capacity must be int or null, got 'big'"
+
+
+def test_a_header_allows_what_it_declares_alone_or_only_an_exception_inside_the_lock() -> None:
+    header = replace(header_from_record(json.loads((EXAMPLES / "conformant-5.3.3.jsonl").read_text().splitlines()[0])), environment=None)
+    assert header.hidden_environment() == UNDECLARED_ENVIRONMENT and UNDECLARED_ENVIRONMENT.exceptions_in_lock
+    walked = replace(QUIET_ENVIRONMENT, ha_appends=True, clock_steps=(1, 5), max_elapsed_ms=90, punctual_fast_failure=True)
+    assert replace(header, environment=walked).hidden_environment() == replace(QUIET_ENVIRONMENT, ha_appends=True)
+
+
+def test_a_bad_environment_is_refused_naming_the_field_at_fault() -> None:
+    config = header_from_record(json.loads((EXAMPLES / "conformant-5.3.3.jsonl").read_text().splitlines()[0])).config
+    for declared, message in (
+        ({"colour": 1}, "environment: unknown field(s) ['colour']; known: "),
+        ({"ha_appends": 1}, "environment.ha_appends must be bool, got 1"),
+        ({"fast_failure_toggles": [True, "x"]}, "environment.fast_failure_toggles[1] must be bool, got 'x'"),
+        ({"max_foreign_tasks": 2}, "environment.max_foreign_tasks must be at least 1 exactly when foreign_tasks names an executor, got 2"),
+        ({"queue_wait_changes": 3}, "environment.queue_wait_changes must be list, got 3"),
+        ({"max_foreign_tasks": "2"}, "environment.max_foreign_tasks must be int, got '2'"),
+        ({"foreign_tasks": ["bogus"], "max_foreign_tasks": 1}, "environment.foreign_tasks[0]: unknown executor 'bogus'; known: "),
+        ({"foreign_tasks": ["pull"], "max_foreign_tasks": 1}, "environment.foreign_tasks[0]: the broker has no 'pull' executor; it has ['send', 'admin']"),
+    ):
+        with pytest.raises(ConfigError) as refused:
+            environment_from_json(config, declared)
+        assert str(refused.value).startswith(message), (declared, str(refused.value))
+
+
+def test_a_field_the_environment_leaves_out_declares_none_of_its_kind() -> None:
+    config = header_from_record(json.loads((EXAMPLES / "conformant-5.3.3.jsonl").read_text().splitlines()[0])).config
+    assert environment_from_json(config, {}) == QUIET_ENVIRONMENT
+    assert environment_from_json(config, {"ha_appends": True, "fast_failure_toggles": [False]}) == replace(
+        QUIET_ENVIRONMENT, ha_appends=True, fast_failure_toggles=(False,))
