@@ -36,7 +36,8 @@ follows one run instead, and lets the trace steer it:
   it held long, the steps to the lock of the send that the trace says holds it then come first,
   even before the next event (taken only when its own answer needed them, the lock was found held
   too briefly, and the search backed up over every event of that millisecond); tasks reach an executor in the order its workers
-  answer them; and, *focused*, before an answer only the threads of the executor that runs the
+  answer them (at an executor of one thread, whose worker answers in queue order, also after the
+  requests still to arrive that it answers first); and, *focused*, before an answer only the threads of the executor that runs the
   answered request move (its remoting threads' dispatch, its workers, the commit service for
   sends), before an arrival only the remoting threads, so that the progress of requests answered much later (an admin queue, a remoting
   thread between arrivals) does not multiply the states searched after an early wrong choice.
