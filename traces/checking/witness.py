@@ -382,10 +382,10 @@ class _Search:
                 if answered is not None and answered < left:
                     return True
                 behind = answers.behind.get(request)
-                if behind is not None:
-                    if not self._behind_can_be(s, e.name, len(e.queue) - i - 1, behind, k, answers.at[request]):
+                if behind is not None and answered is not None:  # a cleaner's remark: its answer
+                    if not self._behind_can_be(s, e.name, len(e.queue) - i - 1, behind, k, answered):
                         return True
-                    left = max(left, answers.at[request])
+                    left = max(left, answered)
             if len(e.workers) == self.replay.config.executor(e.name).threads:  # a task submitted now joins the queue
                 cleaned_last[e.name] = left
         for io in s.io_threads:
@@ -410,7 +410,7 @@ class _Search:
             return False
         if executor in self.replay.environment.foreign_tasks:
             return True
-        held = sum(1 for io in s.io_threads if io.request is not None and route(self.replay.config, io.request.code) is executor)
+        held = sum(1 for io in s.io_threads if io.request is not None and self.answers.executor.get(io.request.id) is executor)
         arrivals = self.answers.arrivals.get(executor, [])
         coming = bisect.bisect_left(arrivals, answered) - bisect.bisect_left(arrivals, k)
         return behind + held + coming >= counted
