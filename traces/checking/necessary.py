@@ -70,19 +70,21 @@ from typing import Any
 
 from spec.codes import (
     CLEAN_QUEUE_PATTERN,
+    FLOW_CONTROL_TAGS,
     OVERLOAD_REMARK,
-    PC_SYNCHRONIZED_REMARK,
-    RATE_LIMIT_PATTERN,
     REJECT_REQUEST_REMARK,
     ResponseCode,
+    ResponseKind,
     is_flow_control_remark,
     not_supported_remark,
 )
 from spec.config import BrokerConfig
 from spec.environment import InternalTaskSubmitted, OperatorSetsFastFailureEnable, OperatorSetsQueueWait
+from spec.invariants import answer_is_expected
 from spec.machine import Environment
 from spec.profiles import ExecutorName
 from spec.remoting import RequestArrives, route
+from spec.state import Response
 from spec.workers import busy_answer
 from traces.format.records import RecordedResponse, responses_from_record
 
@@ -214,17 +216,13 @@ def _why_impossible(config: BrokerConfig, wire: _Wire, request: _Request, respon
 
 def _flow_control_answer(config: BrokerConfig, response: RecordedResponse, remark: str) -> tuple[str, str] | None:
     """Why an answer whose remark opens with a flow-control tag is not the one that tag's code path
-    writes (its code and its text), or None: no other path writes such a remark."""
-    if not is_flow_control_remark(remark):
+    writes (its code, and its text as the spec's claim reads it), or None: no other path writes such a remark."""
+    tag = next((t for t in FLOW_CONTROL_TAGS if remark.startswith(t)), None)
+    if tag is None:
         return None
-    written = (
-        remark in (REJECT_REQUEST_REMARK, OVERLOAD_REMARK)
-        or CLEAN_QUEUE_PATTERN.fullmatch(remark) is not None
-        or RATE_LIMIT_PATTERN.fullmatch(remark) is not None
-    )
-    code = ResponseCode.SYSTEM_BUSY
-    if remark.startswith("[PC_SYNCHRONIZED]"):
-        written, code = remark == PC_SYNCHRONIZED_REMARK, config.profile.pc_synchronized_code
+    kind = ResponseKind(tag[1:-1])  # each kind is named by its tag
+    code = config.profile.pc_synchronized_code if kind is ResponseKind.PC_SYNCHRONIZED else ResponseCode.SYSTEM_BUSY
+    written = answer_is_expected(config, Response(0, code, remark, kind))
     if written and response.code == code:
         return None
     return (
