@@ -181,7 +181,7 @@ class _Answers:
     @staticmethod
     def read(config: BrokerConfig, events: Sequence[Mapping[str, Any]]) -> _Answers:
         answers = _Answers()
-        named: dict[int, int] = {}  # opaque -> the request it names now (an opaque may be reused once answered)
+        named: dict[int, int] = {}  # opaque -> the latest request that arrived with it
         for i, record in enumerate(events):
             if record["kind"] == RequestArrives.__name__:
                 request = named[record["request_id"]] = len(answers.executor) + 1  # the spec numbers requests as they arrive
