@@ -170,6 +170,29 @@ def test_a_queues_trace_records_as_response_events_only_the_put_paths_answers(go
     )
 
 
+@pytest.mark.parametrize("suffix", ["jsonl", "parquet"])
+@pytest.mark.parametrize("row_group", [1_000, 3], ids=["one batch", "small batches"])
+def test_an_opaque_that_arrives_twice_in_a_trace_is_refused_naming_the_event_and_field(
+    good: list[Record], tmp_path: Path, suffix: str, row_group: int
+) -> None:
+    """The replays map an opaque to one request; another trace may use the same opaques."""
+    from traces.format.write import TraceWriter
+
+    arrivals = [i for i, r in enumerate(good) if r["kind"] == "RequestArrives"]
+    other = [{**r, "trace_id": "other"} for r in good]
+    with TraceWriter(tmp_path / f"fine.{suffix}", row_group=row_group) as w:
+        w.write_all([*good, *other])
+    assert validate([str(tmp_path / f"fine.{suffix}")]).events == 2 * (len(good) - 1)
+    for first, again in ((arrivals[0], arrivals[1]), (arrivals[0], arrivals[-1]), (arrivals[-2], arrivals[-1])):
+        reused = [*good[:again], {**good[again], "request_id": good[first]["request_id"]}, *good[again + 1 :]]
+        with TraceWriter(tmp_path / f"t.{suffix}", row_group=row_group) as w:
+            w.write_all(reused)
+        message = _refused([str(tmp_path / f"t.{suffix}")])
+        assert f"field 'request_id': trace {good[0]['trace_id']!r} seq {good[again]['seq']}: opaque {good[first]['request_id']} arrived before in this trace" in message
+        where = f"t.jsonl:{again + 1}:" if suffix == "jsonl" else f"part-00000.parquet row {again}:"
+        assert where in message, message
+
+
 def test_a_file_uri_is_read_and_a_scheme_no_file_system_knows_is_refused_by_name() -> None:
     from traces.recording.examples import EXAMPLES
 

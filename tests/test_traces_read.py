@@ -66,7 +66,7 @@ def _as_read(batch: pa.RecordBatch) -> pa.RecordBatch:
 
 
 def _state(v: Validator) -> tuple[object, ...]:
-    return v.events, dict(v.kinds), [(t, p.header, p.last_seq, p.kinds) for t, p in v.traces.items()]
+    return v.events, dict(v.kinds), [(t, p.header, p.last_seq, p.kinds, p.opaques) for t, p in v.traces.items()]
 
 
 def _row_by_row(v: Validator, batch: pa.RecordBatch) -> bool:
@@ -87,7 +87,7 @@ def _taken(rows: list[list[Record]]) -> Validator:
 
 
 def _copy(v: Validator) -> Validator:
-    return Validator({t: dataclasses.replace(p) for t, p in v.traces.items()}, v.events, Counter(v.kinds))
+    return Validator({t: dataclasses.replace(p, opaques=set(p.opaques)) for t, p in v.traces.items()}, v.events, Counter(v.kinds))
 
 
 def _agree(before: Validator, batch: pa.RecordBatch, what: str) -> bool:

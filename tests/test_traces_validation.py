@@ -103,6 +103,12 @@ def _header_after_an_event(records: list[Record]) -> None:
     records[i], records[i + 1] = records[i + 1], records[i]
 
 
+def _opaque_again(records: list[Record]) -> None:
+    """Trace 2's last request takes the opaque of its first (in another row group, and file)."""
+    arrivals = [i for i, r in enumerate(records) if r["trace_id"].endswith("-2") and r["kind"] == "RequestArrives"]
+    records[arrivals[-1]] = {**records[arrivals[-1]], "request_id": records[arrivals[0]]["request_id"]}
+
+
 def _no_trace_id(records: list[Record]) -> None:
     records[_at(records, 1, 25)].pop("trace_id")
 
@@ -115,6 +121,7 @@ CHANGES: list[tuple[str, Callable[[list[Record]], None]]] = [
     ("an unknown executor", _change(2, 5, executor="bogus")),
     ("a second header", _second_header),
     ("an event before its header", _header_after_an_event),
+    ("an opaque reused", _opaque_again),
 ]
 
 

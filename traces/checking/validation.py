@@ -48,6 +48,8 @@ from traces.format.read import EMPTY, InputProblem, TraceInputError, TraceSummar
 #: A part of one file that a task validates: its location; its row groups (None: the whole file);
 #: the traces whose records it validates (None: every trace in it).
 Part = tuple[str, tuple[int, ...] | None, frozenset[str] | None]
+#: A task's work: per layout unit (which holds every row of its traces), the unit's parts.
+Work = Sequence[Sequence[Part]]
 
 
 @dataclass(frozen=True)
@@ -69,32 +71,35 @@ class TaskReport:
     kinds: dict[str, int]  # events per kind
 
 
-def parts(units: Iterable[Unit]) -> list[Part]:
-    """The file parts of ``units``, in their input order: a file's consecutive pieces form one part."""
+def parts(unit: Unit) -> list[Part]:
+    """The file parts of ``unit``, in their input order: a file's consecutive pieces form one part."""
     out: list[Part] = []
-    for unit in units:
-        for source, group in groupby(unit.pieces, key=lambda p: p.path):
-            row_groups = tuple(p.row_group for p in group if p.row_group is not None)
-            out.append((source, row_groups or None, unit.traces))
+    for source, group in groupby(unit.pieces, key=lambda p: p.path):
+        row_groups = tuple(p.row_group for p in group if p.row_group is not None)
+        out.append((source, row_groups or None, unit.traces))
     return out
 
 
-def validate_parts(tasks: Iterable[Sequence[Part]]) -> Iterator[TaskReport]:
+def validate_parts(tasks: Iterable[Work]) -> Iterator[TaskReport]:
     """The function each validation task runs (one task per partition): validate its parts in
-    order with one :class:`~traces.format.read.Validator`; keep each file's first problem."""
+    order with one :class:`~traces.format.read.Validator`; keep each file's first problem. After
+    each unit its traces are whole, and the validator forgets their opaques (memory stays that of
+    one unit's requests)."""
     for task in tasks:
         validator = Validator()
         records: Counter[str] = Counter()
         findings: dict[str, Finding] = {}
-        for source, row_groups, traces in task:
-            before = validator.records
-            try:
-                check_part(source, validator, row_groups, traces)
-            except InputProblem as e:
-                found = _finding(source, e)
-                if source not in findings or found.position < findings[source].position:
-                    findings[source] = found
-            records[source] += validator.records - before
+        for unit in task:
+            for source, row_groups, traces in unit:
+                before = validator.records
+                try:
+                    check_part(source, validator, row_groups, traces)
+                except InputProblem as e:
+                    found = _finding(source, e)
+                    if source not in findings or found.position < findings[source].position:
+                        findings[source] = found
+                records[source] += validator.records - before
+            validator.close_traces()
         yield TaskReport(dict(records), findings, validator.summaries(), dict(validator.kinds))
 
 
@@ -118,8 +123,8 @@ def validate_on_spark(spark: SparkSession, layout: Layout) -> Validator:
     """Validate every record of the input in Spark tasks; the driver's validator then holds each
     trace's header and events, as ``validate`` would. Raises TraceInputError listing the first
     problem of each bad file, in input order."""
-    tasks = [parts(units) for units in layout.tasks(spark.sparkContext.defaultParallelism)] if layout.units else []
-    tasks += [[part] for part in unplaced(layout)]
+    tasks: list[Work] = [[parts(unit) for unit in units] for units in layout.tasks(spark.sparkContext.defaultParallelism)] if layout.units else []
+    tasks += [[[part]] for part in unplaced(layout)]
     reports = spark.sparkContext.parallelize(tasks, max(1, len(tasks))).mapPartitions(validate_parts).collect() if tasks else []
     return joined(layout, reports)
 

@@ -2,7 +2,7 @@
 
 Validation streams: one record at a time (JSON Lines) or one batch at a time (Parquet, checked
 with Arrow compute and numpy, and row by row only when a batch is not clean), with per-trace
-bookkeeping only (last ``seq``, the header). The first problem of each file is reported with the file, the line (JSON Lines) or
+bookkeeping only (last ``seq`` and ``ts``, the header, the opaques of its requests so far). The first problem of each file is reported with the file, the line (JSON Lines) or
 row (Parquet) and the field; any problem makes the input invalid (exit code 2), so an
 unreadable line can never be skipped into a pass.
 
@@ -439,6 +439,9 @@ class _TraceProgress:
     last_seq: int = 0
     kinds: frozenset[str] = field(default_factory=frozenset)
     last_ts: int | None = None  # the ts of the last event
+    # The opaques of its requests so far: each request has its own (the replays map an opaque to
+    # one request). Emptied by Validator.close_traces once the trace is whole.
+    opaques: set[int] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -453,7 +456,7 @@ class TraceSummary:
 
 @dataclass
 class Validator:
-    """Validates records one at a time, in order; remembers each trace's header and last seq, and
+    """Validates records one at a time, in order; remembers each trace's header, last seq and opaques, and
     counts the events of each kind (the corpus's action coverage: validation reads every record)."""
 
     traces: dict[str, _TraceProgress] = field(default_factory=dict)
@@ -539,8 +542,15 @@ class Validator:
             for name in HEADER_COLUMNS:
                 if record.get(name) is not None:
                     raise _Bad(f"field {name!r} belongs to the header, not to kind {kind}")
-        if kind == "RequestArrives" and not JAVA_INT_MIN <= record["code"] <= JAVA_INT_MAX:
-            raise _Bad(f"field 'code': {record['code']} is not a Java int (RemotingCommand.code)")
+        if kind == "RequestArrives":
+            if not JAVA_INT_MIN <= record["code"] <= JAVA_INT_MAX:
+                raise _Bad(f"field 'code': {record['code']} is not a Java int (RemotingCommand.code)")
+            if record["request_id"] in progress.opaques:
+                raise _Bad(
+                    f"field 'request_id': trace {trace_id!r} seq {seq}: opaque {record['request_id']} arrived before in this trace; "
+                    f"each request needs an opaque of its own within a trace (a recorder that sees several clients "
+                    f"makes them distinct, e.g. by the connection)"
+                )
         for name in ("executor", "queue"):
             if name in KIND_FIELDS[kind] and record[name] not in _EXECUTOR_NAMES:
                 raise _Bad(f"field {name!r}: unknown executor {record[name]!r}")
@@ -555,8 +565,16 @@ class Validator:
                 )
         progress.last_seq = seq
         progress.last_ts = record["ts"]
+        if kind == "RequestArrives":
+            progress.opaques.add(record["request_id"])
         self.events += 1
         self.kinds[kind] += 1
+
+    def close_traces(self) -> None:
+        """The traces taken so far are whole (a layout's unit holds every row of its traces): forget
+        what only their later events would be checked against, their opaques."""
+        for progress in self.traces.values():
+            progress.opaques = set()
 
     def accept_batch(self, batch: pa.RecordBatch) -> bool:
         """Take every row of ``batch`` (in the reader's schema) if each would pass :meth:`check` in
@@ -644,10 +662,23 @@ class Validator:
         if np.any((pattern & null_mask[rule]) != null_expected[rule]):
             return False
         arrivals = _IS_ARRIVAL[kind]
+        opaques: dict[int, list[int]] = {}  # per trace of the batch, the opaques of its arrivals
         if np.any(arrivals):
             codes = pc.min_max(columns["code"].filter(pa.array(arrivals))).as_py()
             if codes["min"] < JAVA_INT_MIN or codes["max"] > JAVA_INT_MAX:
                 return False
+            ids: npt.NDArray[np.int64] = columns["request_id"].filter(pa.array(arrivals)).to_numpy()
+            owner = trace[arrivals]
+            by = np.lexsort((ids, owner))
+            owner, ids = owner[by], ids[by]
+            if np.any((owner[1:] == owner[:-1]) & (ids[1:] == ids[:-1])):
+                return False  # an opaque arrives twice in the batch
+            first = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+            for t, start, end in zip(owner[first].tolist(), first.tolist(), np.r_[first[1:], len(owner)].tolist()):
+                opaques[t] = ids[start:end].tolist()
+                progress = self.traces.get(trace_ids[t])
+                if progress is not None and not progress.opaques.isdisjoint(opaques[t]):
+                    return False  # an opaque that arrived in an earlier batch
         for name, carries in _CARRIES.items():
             carriers = carries[kind]
             if np.any(carriers) and not pc.all(pc.is_in(columns[name].filter(pa.array(carriers)), _EXECUTOR_VALUES)).as_py():
@@ -662,6 +693,8 @@ class Validator:
 
         for trace_id, (_, header) in new.items():
             self.traces[trace_id] = _TraceProgress(header, 0, LEVEL_KINDS[header.observation])
+        for t, ids_of_trace in opaques.items():
+            self.traces[trace_ids[t]].opaques.update(ids_of_trace)
         for t, count, end in zip(by_trace[starts].tolist(), counts.tolist(), (starts + counts - 1).tolist()):
             self.traces[trace_ids[t]].last_seq = int(last_seq[t]) + count
             self.traces[trace_ids[t]].last_ts = int(ts[end])
