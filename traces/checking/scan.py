@@ -521,7 +521,7 @@ class TraceScan:
             known & cleans & (period == waited) & (waited >= wait) & (size == depth), self.seq[event], detail)
 
     def _request_of(self, opaques: Ints, has: Mask) -> Ints:
-        """The request (its arrival's index, the first if an opaque was reused) of each opaque; _NONE for none."""
+        """The request (its arrival's index; the first, for unvalidated events that reuse an opaque) of each opaque; _NONE for none."""
         arrivals = np.flatnonzero(self._is(remoting.RequestArrives.__name__))
         if len(arrivals) == 0:
             return np.full(len(opaques), _NONE, np.int64)
