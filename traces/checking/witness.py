@@ -375,6 +375,8 @@ class _Search:
             return False
         cleaned_last: dict[ExecutorName, int] = {}  # executor -> the latest answer of a task in its queue that a cleaner takes
         for e in s.executors:
+            if not e.queue:
+                continue  # nothing in it to contradict, and no answer for a task submitted now to come after
             queue = self._queue(e)
             if queue.contradicted:
                 return True
@@ -383,7 +385,7 @@ class _Search:
                 held = sum(1 for io in s.io_threads if io.request is not None and answers.executor.get(io.request.id) is e.name)
                 if held - bisect.bisect_left(answers.arrivals.get(e.name, []), k) < queue.short:
                     return True
-            if len(e.workers) == self.replay.config.executor(e.name).threads:  # a task submitted now joins the queue
+            if queue.left >= 0 and len(e.workers) == self.replay.config.executor(e.name).threads:  # a task submitted now joins the queue
                 cleaned_last[e.name] = queue.left
         for io in s.io_threads:
             if io.request is None:
@@ -392,6 +394,8 @@ class _Search:
             created = answers.created_at.get(request)
             if created is not None and created < s.now and io.stage is not IoStage.TASK_CREATED:
                 return True
+            if not cleaned_last:
+                continue
             executor = answers.executor.get(request)
             joins = answers.tag.get(request) not in _REFUSED_ON_THE_REMOTING_THREAD
             if joins and executor is not None and answers.at.get(request, _NEVER) < cleaned_last.get(executor, -1):
