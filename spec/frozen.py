@@ -52,19 +52,28 @@ _HASH: Final = "_hash"
 
 def _record(cls: type[_R]) -> type[_R]:
     frozen = dataclasses.dataclass(frozen=True)(cls)
-    setattr(frozen, "__hash__", _hash_once(getattr(frozen, "__hash__")))
+    setattr(frozen, "__hash__", _hash_once(_hashed_fields(frozen)))
     setattr(frozen, "__getstate__", _state_without_hash())
     return frozen
 
 
-def _hash_once(field_hash: Any) -> Any:
-    """The generated ``__hash__`` (over the fields), computed once per instance and then kept."""
+def _hashed_fields(cls: type) -> tuple[str, ...]:
+    """The fields the generated ``__hash__`` of a frozen dataclass reads, in order: those with
+    ``hash=True``, or with ``hash=None`` and ``compare=True``."""
+    return tuple(f.name for f in dataclasses.fields(cls) if (f.compare if f.hash is None else f.hash))
+
+
+def _hash_once(names: tuple[str, ...]) -> Any:
+    """The generated ``__hash__``'s value, the hash of the tuple of the fields ``names``, computed
+    once per instance and then kept. Computed here rather than by calling the generated method:
+    this module is compiled with the spec, the generated method is not, and the partial replay
+    hashes most states it reaches."""
 
     def __hash__(self: Any) -> int:
         cache = self.__dict__
         h: int | None = cache.get(_HASH)
         if h is None:
-            h = cache[_HASH] = field_hash(self)
+            h = cache[_HASH] = hash(tuple([cache[name] for name in names]))
         return h
 
     return __hash__

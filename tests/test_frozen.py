@@ -61,3 +61,16 @@ def test_a_record_keeps_its_hash_but_neither_a_copy_nor_a_pickle_carries_it() ->
     assert hash(replace(later, now=s.now)) == h and replace(later, now=s.now) == s
     copied = pickle.loads(pickle.dumps(s))
     assert "_hash" not in copied.__dict__ and copied == s and hash(copied) == h
+
+
+def test_a_record_hashes_to_what_the_generated_hash_gives() -> None:
+    """The kept hash is the frozen dataclass's own (the tuple of its hashed fields), on every record of reachable states."""
+    model = MODELS["pool"](profile("5.3.3"))
+    records = []
+    for _, after, out in successors(model.config, initial_state(model.config), model.env):
+        records += [after, after.lock, out, *out.responses, *after.io_threads, *after.executors, *after.buckets]
+        records += [t for e in after.executors for t in (*e.queue, *e.workers)]
+    assert len({type(r) for r in records}) >= 5
+    for r in records:
+        fields = tuple(getattr(r, f.name) for f in dataclasses.fields(r) if (f.compare if f.hash is None else f.hash))
+        assert hash(r) == hash(fields), type(r).__name__

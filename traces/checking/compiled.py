@@ -60,9 +60,11 @@ def _sources() -> list[Path]:
 
 
 def _compiled_modules(files: list[Path]) -> list[str]:
-    """The modules mypyc compiles: the spec's, the replayer with its decoding of records, and the partial replay's searches."""
+    """The modules mypyc compiles: the spec's, the replayer with its decoding of records, and the
+    partial replay's searches with the wire's conditions they start from."""
     spec = [str(f) for f in files if f.parent == Path("spec") and f.suffix == ".py"]
-    return [*spec, "traces/format/records.py", "traces/checking/replay.py", "traces/checking/partial.py", "traces/checking/witness.py", "traces/checking/reduction.py"]
+    searches = ["traces/checking/partial.py", "traces/checking/witness.py", "traces/checking/reduction.py", "traces/checking/necessary.py"]
+    return [*spec, "traces/format/records.py", "traces/checking/replay.py", *searches]
 
 
 #: The modules compiled, relative to the root.

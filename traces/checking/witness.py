@@ -75,7 +75,7 @@ from spec.remoting import (
     RequestArrives,
     route,
 )
-from spec.state import BrokerState, IoStage, RequestTask, Response, written_as
+from spec.state import BrokerState, Executor, IoStage, RequestTask, Response, written_as
 from spec.workers import WorkerAcquiresPutLock, WorkerPassesPutCheck, WorkerTakesTask
 from traces.checking.partial import OutOfBudget, PartialReplay, PartialResult, Trail
 from traces.format.records import RESPONSE_KIND, action_from_record, responses_from_record
@@ -227,6 +227,7 @@ class _Search:
         self.searched: dict[int, int] = {}  # events explained -> nodes searched with that many
         self.deepest = 0  # the most events a node it searched explains
         self.searched_all = False  # whether it tried every child it tries without finding a run
+        self.queues: dict[int, _Queue] = {}  # id of a queue's tuple -> what it says (:meth:`_queue`)
 
     def run(self) -> PartialResult | str:
         replay, events = self.replay, self.events
@@ -366,28 +367,26 @@ class _Search:
         so a task leaves its queue after every task ahead of it, and a task a cleaner answers leaves
         at that answer: a task ahead of it, or one still to join the queue behind it, cannot be
         answered before it; nor can it have more tasks behind it than the cleaner's remark counts
-        ("size of queue: 5"), nor fewer than can still join before that answer. And a task whose
-        creation time a cleaner's remark gives is created at that millisecond, not after it."""
+        ("size of queue: 5"), nor fewer than can still join before that answer (:class:`_Queue`).
+        And a task whose creation time a cleaner's remark gives is created at that millisecond,
+        not after it."""
         answers = self.answers
         if not answers.created_at:
             return False
         cleaned_last: dict[ExecutorName, int] = {}  # executor -> the latest answer of a task in its queue that a cleaner takes
         for e in s.executors:
-            left = -1
-            for i, task in enumerate(e.queue):
-                if not isinstance(task, RequestTask):
-                    continue
-                request = task.request.id
-                answered = answers.at.get(request)
-                if answered is not None and answered < left:
+            if not e.queue:
+                continue  # nothing in it to contradict, and no answer for a task submitted now to come after
+            queue = self._queue(e)
+            if queue.contradicted:
+                return True
+            if queue.short is not None:
+                # Those that may still join: the requests on remoting threads now, and those arriving from event k on.
+                held = sum(1 for io in s.io_threads if io.request is not None and answers.executor.get(io.request.id) is e.name)
+                if held - bisect.bisect_left(answers.arrivals.get(e.name, []), k) < queue.short:
                     return True
-                behind = answers.behind.get(request)
-                if behind is not None and answered is not None:  # a cleaner's remark: its answer
-                    if not self._behind_can_be(s, e.name, len(e.queue) - i - 1, behind, k, answered):
-                        return True
-                    left = max(left, answered)
-            if len(e.workers) == self.replay.config.executor(e.name).threads:  # a task submitted now joins the queue
-                cleaned_last[e.name] = left
+            if queue.left >= 0 and len(e.workers) == self.replay.config.executor(e.name).threads:  # a task submitted now joins the queue
+                cleaned_last[e.name] = queue.left
         for io in s.io_threads:
             if io.request is None:
                 continue
@@ -395,25 +394,23 @@ class _Search:
             created = answers.created_at.get(request)
             if created is not None and created < s.now and io.stage is not IoStage.TASK_CREATED:
                 return True
+            if not cleaned_last:
+                continue
             executor = answers.executor.get(request)
             joins = answers.tag.get(request) not in _REFUSED_ON_THE_REMOTING_THREAD
             if joins and executor is not None and answers.at.get(request, _NEVER) < cleaned_last.get(executor, -1):
                 return True
         return False
 
-    def _behind_can_be(self, s: BrokerState, executor: ExecutorName, behind: int, counted: int, k: int, answered: int) -> bool:
-        """Whether the tasks behind one that a cleaner takes at event ``answered``, ``behind`` of
-        them now, can be the ``counted`` its remark gives then: none can leave first, and those
-        that may still join are the requests on remoting threads now and those arriving before
-        that answer (or any number, where the environment may add foreign tasks to the queue)."""
-        if behind > counted:
-            return False
-        if executor in self.replay.environment.foreign_tasks:
-            return True
-        held = sum(1 for io in s.io_threads if io.request is not None and self.answers.executor.get(io.request.id) is executor)
-        arrivals = self.answers.arrivals.get(executor, [])
-        coming = bisect.bisect_left(arrivals, answered) - bisect.bisect_left(arrivals, k)
-        return behind + held + coming >= counted
+    def _queue(self, e: Executor) -> _Queue:
+        """What :meth:`_no_run_goes_on` reads of ``e``'s queue, read once per queue: a step that
+        leaves a queue alone keeps its tuple, so most nodes share their parent's."""
+        queue = self.queues.get(id(e.queue))
+        if queue is None or queue.tasks is not e.queue or queue.executor is not e.name:  # the empty tuple is every empty queue's
+            if len(self.queues) >= _REMEMBERED_QUEUES:
+                self.queues.clear()
+            queue = self.queues[id(e.queue)] = _Queue(e, self.answers, e.name in self.replay.environment.foreign_tasks)
+        return queue
 
     def _urgency(self, s: BrokerState, a: Action, k: int) -> int | None:
         """How many events ahead the trace answers the request a hidden step serves (0 for the
@@ -497,6 +494,50 @@ class _Search:
             ahead |= {t.request.id for t in target.queue if isinstance(t, RequestTask)}
             return any(k <= i < answered and other not in ahead for i, other in self.answers.by_workers.get(executor, ()))
         return False
+
+
+class _Queue:
+    """What the trace says of one queue's tasks, for :meth:`_Search._no_run_goes_on`: whether
+    their order or a cleaner's count already contradicts it, and how many more tasks must still
+    join. Never changed once built; a plain class, for the reason :class:`_Event` gives.
+
+    A task a cleaner answers at event ``answered``, with ``behind`` tasks behind it now and the
+    remark counting ``counted``, needs ``counted - behind`` more to join before that answer: at
+    most the requests on remoting threads (``held``) and those arriving from event ``k`` until
+    then, ``coming = arrived(answered) - arrived(k)`` (:data:`_Answers.arrivals`, counted by
+    bisection). The parts that depend on the queue alone are summed here, so that a node checks
+    ``held - arrived(k) >= short`` once for the whole queue, ``short`` being the largest
+    ``counted - behind - arrived(answered)``."""
+
+    def __init__(self, e: Executor, answers: _Answers, foreign: bool) -> None:
+        self.tasks = e.queue  # the queue read (kept: its identity is the cache's key)
+        self.executor = e.name
+        self.contradicted = False  # a task ahead of one a cleaner takes is answered after it, or more tasks are behind it than counted
+        self.short: int | None = None  # see above; None when no cleaner's count bounds the tasks to come (or foreign tasks may join)
+        self.left = -1  # the latest answer of a task in the queue that a cleaner takes
+        arrivals = answers.arrivals.get(e.name, [])
+        for i, task in enumerate(e.queue):
+            if not isinstance(task, RequestTask):
+                continue
+            request = task.request.id
+            answered = answers.at.get(request)
+            if answered is not None and answered < self.left:
+                self.contradicted = True
+                return
+            counted = answers.behind.get(request)
+            if counted is not None and answered is not None:  # a cleaner's remark: its answer
+                behind = len(e.queue) - i - 1
+                if behind > counted:
+                    self.contradicted = True
+                    return
+                if not foreign:
+                    short = counted - behind - bisect.bisect_left(arrivals, answered)
+                    self.short = short if self.short is None else max(self.short, short)
+                self.left = max(self.left, answered)
+
+
+#: How many queues :meth:`_Search._queue` keeps read before it starts afresh (memory, not soundness).
+_REMEMBERED_QUEUES = 4_096
 
 
 class _Visited:

@@ -503,8 +503,9 @@ def _action(kind: str, values: tuple[Any, ...]) -> Action:
 class EventColumns:
     """The events of an Arrow table (event columns in ``ARROW_SCHEMA``'s types, or string columns
     dictionary-encoded; no header rows) as lists of Python values, one entry per row: what the
-    replay reads, without building a record for every row. Each row's action is decoded here
-    (each distinct one once); :meth:`record` gives a row as a record, for a divergence's text.
+    replay reads, without building a record for every row. Each row's action is decoded on first
+    use (each distinct one once); :meth:`record` gives a row as a record, for a divergence's text
+    and for the partial replay, which reads records and never the actions.
 
     A dictionary-encoded column decodes each distinct string once, and the rows share it.
     """
@@ -519,12 +520,19 @@ class EventColumns:
         self.opaques: list[int | None] = columns["request_id"]
         #: Each row's non-empty ``responses``, by row number.
         self.responses = _responses_by_row(table.column("responses"))
-        fields = {kind: [columns[name] for name, _ in decoding] for kind, (_, decoding) in _ACTION_DECODING.items()}
-        #: Each row's action; None for a black-box Response, which names none.
-        self.actions: list[Action | None] = [
-            None if kind == RESPONSE_KIND else _action(kind, tuple([values[i] for values in fields[kind]]))
-            for i, kind in enumerate(self.kinds)
-        ]
+        self._actions: list[Action | None] | None = None
+
+    @property
+    def actions(self) -> list[Action | None]:
+        """Each row's action; None for a black-box Response, which names none."""
+        if self._actions is None:
+            columns = self._columns
+            fields = {kind: [columns[name] for name, _ in decoding] for kind, (_, decoding) in _ACTION_DECODING.items()}
+            self._actions = [
+                None if kind == RESPONSE_KIND else _action(kind, tuple([values[i] for values in fields[kind]]))
+                for i, kind in enumerate(self.kinds)
+            ]
+        return self._actions
 
     def record(self, i: int) -> dict[str, Any]:
         """Row ``i`` as a record holding only the fields its kind carries, and ``responses`` only
@@ -575,9 +583,10 @@ def _responses_by_row(column: pa.ChunkedArray) -> dict[int, tuple[RecordedRespon
 
 def responses_from_record(record: Mapping[str, Any]) -> tuple[RecordedResponse, ...]:
     """The responses an event carries (none if the column is null)."""
-    return tuple(
-        RecordedResponse(r["request_id"], r["code"], r["remark"]) for r in (record.get("responses") or ())
-    )
+    responses = record.get("responses")
+    if not responses:
+        return ()  # most events: the searches read every event's responses several times
+    return tuple([RecordedResponse(r["request_id"], r["code"], r["remark"]) for r in responses])
 
 
 # -- JSON Schema -----------------------------------------------------------------------------------
