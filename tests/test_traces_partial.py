@@ -150,6 +150,21 @@ def test_what_the_trace_says_later_steers_the_witness_first_search(tmp_path: Pat
     _witness_follows_the_spec(projected, found)
 
 
+def test_a_task_a_cleaner_takes_has_no_more_tasks_ahead_than_the_workers_can_take(tmp_path: Path) -> None:
+    """A worker takes another task only once it has answered the one it holds: many-topics under
+    5.3.3, whose search queued a send ahead of the one a cleaner drains from the head when no
+    worker could take it in time, and searched on from there past 400,000 spec steps, is
+    explained once such states are dropped."""
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import find_witness
+
+    projected = list(project(_recorded(tmp_path, "many-topics", "5.3.3", 300), Observation.BLACK_BOX))
+    budgets = Budgets(candidates=5_000, steps=400_000, seconds=600, witness_share=1.0)  # the survey's, by steps, not the machine's speed
+    found = find_witness(PartialReplay(header_from_record(projected[0]), budgets), projected[1:])
+    assert isinstance(found, PartialResult), found
+    _witness_follows_the_spec(projected, found)
+
+
 def test_the_witness_first_search_finds_no_run_for_a_changed_answer_and_says_why(tmp_path: Path) -> None:
     """It can only ever return a witness: for an answer no run writes it says why it found none,
     and the verdict is left to the exhaustive search."""

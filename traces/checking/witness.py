@@ -23,8 +23,10 @@ follows one run instead, and lets the trace steer it:
   cleaner's remark counts ("size of queue: 5"): none of them can leave first, so no run goes on
   from there. Such a task joins its queue as late as it can. Likewise the states in which a task
   ahead of such a task, or a request on its way to join the queue behind it, is answered before
-  it; in which too few tasks are behind it and too few can still join; and in which the
-  millisecond its remark gives for its creation has passed without it.
+  it; in which too few tasks are behind it and too few can still join; in which more tasks are
+  ahead of it than the executor's workers can take before that answer (a worker takes another
+  task only once it has answered the one it holds); and in which the millisecond its remark
+  gives for its creation has passed without it.
 - A request's remoting-thread steps (the rate-limit handler, the task's creation) are taken at
   once: a send created late may find the store busy and be refused where the trace serves it. A
   request the trace never answers moves along by the time the next request routed to its
@@ -75,7 +77,7 @@ from spec.remoting import (
     RequestArrives,
     route,
 )
-from spec.state import BrokerState, IoStage, RequestTask, Response, written_as
+from spec.state import BrokerState, Executor, IoStage, RequestTask, Response, written_as
 from spec.workers import WorkerAcquiresPutLock, WorkerPassesPutCheck, WorkerTakesTask
 from traces.checking.partial import OutOfBudget, PartialReplay, PartialResult, Trail
 from traces.format.records import RESPONSE_KIND, action_from_record, responses_from_record
@@ -177,6 +179,7 @@ class _Answers:
     due: dict[int, int] = field(default_factory=dict)  # by when its hidden steps are needed: its answer, or (never answered) the next arrival's
     arrivals: dict[ExecutorName | None, list[int]] = field(default_factory=dict)  # executor -> the events at which requests routed to it arrive
     lock_busy: list[int] = field(default_factory=list)  # the events, in order, with an answer of flow control that needs the put lock held long
+    silent: set[ExecutorName | None] = field(default_factory=set)  # the executors with a request the trace never answers (its worker may finish unseen)
 
     @staticmethod
     def read(config: BrokerConfig, events: Sequence[Mapping[str, Any]]) -> _Answers:
@@ -202,6 +205,7 @@ class _Answers:
                 executor = answers.executor[request]
                 if answers.tag[request] not in _PAST_THE_WRITER and executor is not None:
                     answers.by_workers.setdefault(executor, []).append((i, request))
+        answers.silent = {answers.executor[request] for request in answers.executor if request not in answers.at}
         answers.due = answers.at.copy()
         later: dict[ExecutorName | None, int] = {}  # executor -> the soonest answer of the requests routed to it that arrived since
         for request in range(len(answers.executor), 0, -1):
@@ -366,8 +370,9 @@ class _Search:
         so a task leaves its queue after every task ahead of it, and a task a cleaner answers leaves
         at that answer: a task ahead of it, or one still to join the queue behind it, cannot be
         answered before it; nor can it have more tasks behind it than the cleaner's remark counts
-        ("size of queue: 5"), nor fewer than can still join before that answer. And a task whose
-        creation time a cleaner's remark gives is created at that millisecond, not after it."""
+        ("size of queue: 5"), nor fewer than can still join before that answer, nor more tasks
+        ahead of it than the workers can take by then (:meth:`_ahead_cannot_leave`). And a task
+        whose creation time a cleaner's remark gives is created at that millisecond, not after it."""
         answers = self.answers
         if not answers.created_at:
             return False
@@ -388,6 +393,8 @@ class _Search:
                     left = max(left, answered)
             if len(e.workers) == self.replay.config.executor(e.name).threads:  # a task submitted now joins the queue
                 cleaned_last[e.name] = left
+            if self._ahead_cannot_leave(s, e, k):
+                return True
         for io in s.io_threads:
             if io.request is None:
                 continue
@@ -399,6 +406,35 @@ class _Search:
             joins = answers.tag.get(request) not in _REFUSED_ON_THE_REMOTING_THREAD
             if joins and executor is not None and answers.at.get(request, _NEVER) < cleaned_last.get(executor, -1):
                 return True
+        return False
+
+    def _ahead_cannot_leave(self, s: BrokerState, e: Executor, k: int) -> bool:
+        """Whether more tasks are ahead of a task that a cleaner takes from the head (in the queue,
+        or on a remoting thread, to join behind them all) than the executor's workers can take
+        before that answer. A task leaves the queue by a worker's take or by a cleaner's answer; a
+        worker takes one task at a time and takes another only once it has answered the one it
+        holds: before an event, the workers take at most as many tasks as they have free now, plus
+        the answers they write from now until then. Where a request the executor runs is never
+        answered, its worker may finish it unseen, so no bound is read."""
+        answers = self.answers
+        if e.name in answers.silent:
+            return False
+        free = self.replay.config.executor(e.name).threads - sum(1 for w in e.workers if w.task is not None)
+        writers = answers.by_workers.get(e.name, [])
+        start = bisect.bisect_left(writers, (k, -1))
+        taken = 0  # the tasks ahead so far that only a worker can take
+        for task in e.queue:
+            if not isinstance(task, RequestTask):
+                continue
+            request = task.request.id
+            if request not in answers.behind:
+                taken += 1
+            elif taken > free + bisect.bisect_left(writers, (answers.at[request], -1)) - start:
+                return True
+        for io in s.io_threads:
+            if io.request is not None and io.request.id in answers.behind and answers.executor.get(io.request.id) is e.name:
+                if taken > free + bisect.bisect_left(writers, (answers.at[io.request.id], -1)) - start:
+                    return True
         return False
 
     def _behind_can_be(self, s: BrokerState, executor: ExecutorName, behind: int, counted: int, k: int, answered: int) -> bool:
