@@ -165,6 +165,21 @@ def test_a_task_a_cleaner_takes_has_no_more_tasks_ahead_than_the_workers_can_tak
     _witness_follows_the_spec(projected, found)
 
 
+def test_at_black_box_the_put_lock_is_taken_before_the_clock_passes_the_last_millisecond_a_busy_answer_allows(tmp_path: Path) -> None:
+    """many-topics under 4.3.2: a [REJECTREQUEST] at ts 186 needs a send inside the lock since
+    ts 165 at the latest, and the search moved the clock from 156 to 175 past it before it took
+    that lock, then searched every order of the steps between for 400,000 spec steps. The
+    search now tries the steps to the lock first where the clock would pass that millisecond."""
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import find_witness
+
+    projected = list(project(_recorded(tmp_path, "many-topics", "4.3.2", 300), Observation.BLACK_BOX))
+    budgets = Budgets(candidates=5_000, steps=5_000, seconds=600, witness_share=1.0)  # by steps, not the machine's speed
+    found = find_witness(PartialReplay(header_from_record(projected[0]), budgets), projected[1:])
+    assert isinstance(found, PartialResult), found
+    _witness_follows_the_spec(projected, found)
+
+
 def test_the_witness_first_search_finds_no_run_for_a_changed_answer_and_says_why(tmp_path: Path) -> None:
     """It can only ever return a witness: for an answer no run writes it says why it found none,
     and the verdict is left to the exhaustive search."""

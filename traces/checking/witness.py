@@ -35,9 +35,11 @@ follows one run instead, and lets the trace steer it:
   the broker (the put path, the queueing) come before time moves on, since such an answer needs
   a lock held long or a queue filled early; before the clock passes the last millisecond at which
   a writer can take the free put lock and have held it long enough for the next answer that needs
-  it held long, the steps to the lock of the send that the trace says holds it then come first,
-  even before the next event (taken only when its own answer needed them, the lock was found held
-  too briefly, and the search backed up over every event of that millisecond); tasks reach an executor in the order its workers
+  it held long, the steps to the lock of the send that the trace says holds it then come first:
+  at ``queues``, where the clock's step is an event, even before the next event; at
+  ``black-box``, where the search moves the clock, before it does (taken only when its own answer
+  needed them, the lock was found held too briefly, and the search backed up over every choice
+  since, at ``queues`` every event of that millisecond); tasks reach an executor in the order its workers
   answer them (at an executor of one thread, whose worker answers in queue order, also after the
   requests still to arrive that it answers first); and, *focused*, before an answer only the threads of the executor that runs the
   answered request move (its remoting threads' dispatch, its workers, the commit service for
@@ -278,7 +280,7 @@ class _Search:
         # same steps are the silent children after it.
         enabled: list[tuple[Action, Effect]] | None = None
         taken: dict[int, tuple[BrokerState, tuple[Response, ...]]] = {}
-        if event.clock and self.strategy.loads_early and s.lock.holder is None and self._lock_due(s, k, event):
+        if event.clock and self.strategy.loads_early and s.lock.holder is None and self._lock_due(s, k, event.ts):
             enabled = list(replay.enabled_hidden(s))
             yield from self._silent(s, k, trail, [(i, a, effect) for i, (a, effect) in enumerate(enabled) if self._takes_the_lock(s, a, k)], taken)
         if s.now == event.before:
@@ -322,6 +324,10 @@ class _Search:
                 created = bisect.bisect_right(self.creation_times, s.now)
                 if created < len(self.creation_times):
                     target = min(target, self.creation_times[created])
+                if self.strategy.loads_early and s.lock.holder is None and self._lock_due(s, k, target):
+                    lock = [(i, a, effect) for i, a, effect in later if self._takes_the_lock(s, a, k)]
+                    later = [step for step in later if step not in lock]
+                    yield from self._silent(s, k, trail, lock, taken)
                 moved = replay.step(s, ClockAdvances(target - s.now))
                 if moved is not None:
                     yield moved[0], k, trail
@@ -474,16 +480,16 @@ class _Search:
                 return None
         return max(answered - k, 0)
 
-    def _lock_due(self, s: BrokerState, k: int, event: _Event) -> bool:
-        """Whether the clock's next step passes the last millisecond at which a writer can take
-        the put lock and have held it long enough for the next answer that needs it held long
-        (``isOSPageCacheBusy``: ``timeout < now - beginTimeInLock``)."""
+    def _lock_due(self, s: BrokerState, k: int, until: int) -> bool:
+        """Whether the clock's next step, to ``until``, passes the last millisecond at which a
+        writer can take the put lock and have held it long enough for the next answer that needs
+        it held long (``isOSPageCacheBusy``: ``timeout < now - beginTimeInLock``)."""
         busy = self.answers.lock_busy
         b = bisect.bisect_left(busy, k)
         if b == len(busy):
             return False
         last: int = self.events[busy[b]]["ts"] - self.replay.config.os_page_cache_busy_timeout_ms - 1
-        return s.now <= last < event.ts
+        return s.now <= last < until
 
     def _takes_the_lock(self, s: BrokerState, a: Action, k: int) -> bool:
         """Whether ``a`` is a step to the put lock of the send that holds it at the next answer
