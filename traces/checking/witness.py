@@ -289,7 +289,10 @@ class _Search:
             expected = [(replay.id_of.get(r.request_id), r.code, r.remark) for r in event.recorded]
             if event.answer:
                 enabled = list(replay.enabled_hidden(s))
+                answered = {request for request, _, _ in expected}
                 for i, (a, effect) in enumerate(enabled):
+                    if isinstance(a, (IoThreadStep, WorkerStep)) and _request_served(s, a) not in answered:
+                        continue  # a remoting thread or a worker answers only the request it holds
                     after, written = taken[i] = replay.take(s, a, effect)
                     if written_as(written, expected):
                         yield after, k + 1, Trail(trail, a, event.ts, event.recorded)
