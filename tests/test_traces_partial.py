@@ -180,6 +180,21 @@ def test_at_black_box_the_put_lock_is_taken_before_the_clock_passes_the_last_mil
     _witness_follows_the_spec(projected, found)
 
 
+def test_the_full_queues_strategy_lets_a_worker_free_a_full_queue_before_an_arrival(tmp_path: Path) -> None:
+    """full-send-queue under 4.9.8: an arrival finds both remoting threads waiting to queue sends
+    on a full send queue, and only a worker's take frees one; the focused strategies moved only
+    the remoting threads before an arrival and searched past 400,000 spec steps. Its witness is
+    found in the full-queues strategy's first try."""
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import find_witness
+
+    projected = list(project(_recorded(tmp_path, "full-send-queue", "4.9.8", 300), Observation.BLACK_BOX))
+    budgets = Budgets(candidates=5_000, steps=20_000, seconds=600, witness_share=1.0)  # by steps, not the machine's speed
+    found = find_witness(PartialReplay(header_from_record(projected[0]), budgets), projected[1:])
+    assert isinstance(found, PartialResult) and found.search == "witness-first search (focused, full queues)", found
+    _witness_follows_the_spec(projected, found)
+
+
 def test_the_witness_first_search_finds_no_run_for_a_changed_answer_and_says_why(tmp_path: Path) -> None:
     """It can only ever return a witness: for an answer no run writes it says why it found none,
     and the verdict is left to the exhaustive search."""

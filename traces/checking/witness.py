@@ -44,7 +44,9 @@ follows one run instead, and lets the trace steer it:
   requests still to arrive that it answers first); and, *focused*, before an answer only the threads of the executor that runs the
   answered request move (its remoting threads' dispatch, its workers, the commit service for
   sends), before an arrival only the remoting threads, so that the progress of requests answered much later (an admin queue, a remoting
-  thread between arrivals) does not multiply the states searched after an early wrong choice.
+  thread between arrivals) does not multiply the states searched after an early wrong choice;
+  with *full queues*, also, before an arrival that finds every remoting thread busy, the workers
+  of a full queue that holds one (its dispatch waits for a worker to take a task).
   Each guess is right for most traces and wrong for some, so the search tries a portfolio of
   strategies in turn, each with a share of the budget.
 
@@ -128,13 +130,14 @@ class Strategy:
     queue_order: bool  # tasks reach an executor in the order its workers answer them
     any_executor: bool = False  # ... and the executors in the order the trace answers them all
     focused: bool = False  # before an answer only its executor's threads move, before an arrival only the remoting threads
+    full_queues: bool = False  # ... and before an arrival that finds every remoting thread busy, the workers of a full queue that holds one
 
 
 #: Tried in turn, each with an equal share of the witness-first budget.
 STRATEGIES = (
     Strategy("trace order", loads_early=True, queue_order=True),
     Strategy("focused", loads_early=True, queue_order=True, focused=True),
-    Strategy("focused lazy", loads_early=False, queue_order=False, focused=True),
+    Strategy("focused, full queues", loads_early=True, queue_order=True, focused=True, full_queues=True),
     Strategy("answer order", loads_early=True, queue_order=True, any_executor=True),
 )
 
@@ -357,11 +360,17 @@ class _Search:
 
     def _on_the_way(self, s: BrokerState, a: Action, record: Mapping[str, Any]) -> bool:
         """Whether a hidden step can bear on the next event: before an arrival, a remoting
-        thread's (the arrival needs an idle one); before an answer, a step of the executor that
-        runs the answered request (its queue, its workers, its remoting threads' dispatch) and,
-        for the send executor, the commit service's (the pool). Other threads' progress cannot
-        enable or disable the event, so it waits until the trace needs it."""
+        thread's (the arrival needs an idle one) and, with ``full_queues``, where none is idle, a
+        worker's of an executor whose full queue holds a remoting thread (its dispatch waits for a
+        worker to take a task); before an answer, a step of the executor that runs the answered
+        request (its queue, its workers, its remoting threads' dispatch) and, for the send
+        executor, the commit service's (the pool). Other threads' progress cannot enable or
+        disable the event, so it waits until the trace needs it."""
         if record["kind"] == RequestArrives.__name__:
+            if self.strategy.full_queues and isinstance(a, WorkerStep) and all(io.request is not None for io in s.io_threads):
+                capacity = self.replay.config.executor(a.executor).capacity  # None: unbounded, never full
+                full = capacity is not None and len(s.executor(a.executor).queue) >= capacity
+                return full and any(self.answers.executor.get(io.request.id) is a.executor for io in s.io_threads if io.request is not None)
             return isinstance(a, IoThreadStep)
         executors = {self.answers.executor.get(r.request_id) for r in responses_from_record(record)}
         if isinstance(a, IoThreadStep):
