@@ -97,6 +97,8 @@ BLACK_BOX_EXPLAINED = [
     ("pool-exhaustion", "4.3.2", 300),
     ("every-code", "4.3.2", 300),
     ("slow-disk", "4.3.2", 300),
+    ("many-topics", "4.9.8", 300),
+    ("full-send-queue", "5.3.3", 300),
 ]
 #: Generous in time (a test's machine is shared), so that the outcome rests on the search alone.
 BLACK_BOX_BUDGETS = Budgets(candidates=5_000, steps=5_000_000, seconds=240, witness_share=0.5)
