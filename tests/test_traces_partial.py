@@ -97,6 +97,8 @@ BLACK_BOX_EXPLAINED = [
     ("pool-exhaustion", "4.3.2", 300),
     ("every-code", "4.3.2", 300),
     ("slow-disk", "4.3.2", 300),
+    ("many-topics", "4.9.8", 300),
+    ("full-send-queue", "5.3.3", 300),
 ]
 #: Generous in time (a test's machine is shared), so that the outcome rests on the search alone.
 BLACK_BOX_BUDGETS = Budgets(candidates=5_000, steps=5_000_000, seconds=240, witness_share=0.5)
@@ -147,6 +149,51 @@ def test_what_the_trace_says_later_steers_the_witness_first_search(tmp_path: Pat
     budgets = Budgets(candidates=5_000, steps=20_000, seconds=600, witness_share=1.0)  # by steps, not the machine's speed
     found = find_witness(PartialReplay(header_from_record(projected[0]), budgets), projected[1:])
     assert isinstance(found, PartialResult), found
+    _witness_follows_the_spec(projected, found)
+
+
+def test_a_task_a_cleaner_takes_has_no_more_tasks_ahead_than_the_workers_can_take(tmp_path: Path) -> None:
+    """A worker takes another task only once it has answered the one it holds: many-topics under
+    5.3.3, whose search queued a send ahead of the one a cleaner drains from the head when no
+    worker could take it in time, and searched on from there past 400,000 spec steps, is
+    explained once such states are dropped."""
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import find_witness
+
+    projected = list(project(_recorded(tmp_path, "many-topics", "5.3.3", 300), Observation.BLACK_BOX))
+    budgets = Budgets(candidates=5_000, steps=400_000, seconds=600, witness_share=1.0)  # the survey's, by steps, not the machine's speed
+    found = find_witness(PartialReplay(header_from_record(projected[0]), budgets), projected[1:])
+    assert isinstance(found, PartialResult), found
+    _witness_follows_the_spec(projected, found)
+
+
+def test_at_black_box_the_put_lock_is_taken_before_the_clock_passes_the_last_millisecond_a_busy_answer_allows(tmp_path: Path) -> None:
+    """many-topics under 4.3.2: a [REJECTREQUEST] at ts 186 needs a send inside the lock since
+    ts 165 at the latest, and the search moved the clock from 156 to 175 past it before it took
+    that lock, then searched every order of the steps between for 400,000 spec steps. The
+    search now tries the steps to the lock first where the clock would pass that millisecond."""
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import find_witness
+
+    projected = list(project(_recorded(tmp_path, "many-topics", "4.3.2", 300), Observation.BLACK_BOX))
+    budgets = Budgets(candidates=5_000, steps=5_000, seconds=600, witness_share=1.0)  # by steps, not the machine's speed
+    found = find_witness(PartialReplay(header_from_record(projected[0]), budgets), projected[1:])
+    assert isinstance(found, PartialResult), found
+    _witness_follows_the_spec(projected, found)
+
+
+def test_the_full_queues_strategy_lets_a_worker_free_a_full_queue_before_an_arrival(tmp_path: Path) -> None:
+    """full-send-queue under 4.9.8: an arrival finds both remoting threads waiting to queue sends
+    on a full send queue, and only a worker's take frees one; the focused strategies moved only
+    the remoting threads before an arrival and searched past 400,000 spec steps. Its witness is
+    found in the full-queues strategy's first try."""
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import find_witness
+
+    projected = list(project(_recorded(tmp_path, "full-send-queue", "4.9.8", 300), Observation.BLACK_BOX))
+    budgets = Budgets(candidates=5_000, steps=20_000, seconds=600, witness_share=1.0)  # by steps, not the machine's speed
+    found = find_witness(PartialReplay(header_from_record(projected[0]), budgets), projected[1:])
+    assert isinstance(found, PartialResult) and found.search == "witness-first search (focused, full queues)", found
     _witness_follows_the_spec(projected, found)
 
 

@@ -23,8 +23,10 @@ follows one run instead, and lets the trace steer it:
   cleaner's remark counts ("size of queue: 5"): none of them can leave first, so no run goes on
   from there. Such a task joins its queue as late as it can. Likewise the states in which a task
   ahead of such a task, or a request on its way to join the queue behind it, is answered before
-  it; in which too few tasks are behind it and too few can still join; and in which the
-  millisecond its remark gives for its creation has passed without it.
+  it; in which too few tasks are behind it and too few can still join; in which more tasks are
+  ahead of it than the executor's workers can take before that answer (a worker takes another
+  task only once it has answered the one it holds); and in which the millisecond its remark
+  gives for its creation has passed without it.
 - A request's remoting-thread steps (the rate-limit handler, the task's creation) are taken at
   once: a send created late may find the store busy and be refused where the trace serves it. A
   request the trace never answers moves along by the time the next request routed to its
@@ -33,14 +35,18 @@ follows one run instead, and lets the trace steer it:
   the broker (the put path, the queueing) come before time moves on, since such an answer needs
   a lock held long or a queue filled early; before the clock passes the last millisecond at which
   a writer can take the free put lock and have held it long enough for the next answer that needs
-  it held long, the steps to the lock of the send that the trace says holds it then come first,
-  even before the next event (taken only when its own answer needed them, the lock was found held
-  too briefly, and the search backed up over every event of that millisecond); tasks reach an executor in the order its workers
+  it held long, the steps to the lock of the send that the trace says holds it then come first:
+  at ``queues``, where the clock's step is an event, even before the next event; at
+  ``black-box``, where the search moves the clock, before it does (taken only when its own answer
+  needed them, the lock was found held too briefly, and the search backed up over every choice
+  since, at ``queues`` every event of that millisecond); tasks reach an executor in the order its workers
   answer them (at an executor of one thread, whose worker answers in queue order, also after the
   requests still to arrive that it answers first); and, *focused*, before an answer only the threads of the executor that runs the
   answered request move (its remoting threads' dispatch, its workers, the commit service for
   sends), before an arrival only the remoting threads, so that the progress of requests answered much later (an admin queue, a remoting
-  thread between arrivals) does not multiply the states searched after an early wrong choice.
+  thread between arrivals) does not multiply the states searched after an early wrong choice;
+  with *full queues*, also, before an arrival that finds every remoting thread busy, the workers
+  of a full queue that holds one (its dispatch waits for a worker to take a task).
   Each guess is right for most traces and wrong for some, so the search tries a portfolio of
   strategies in turn, each with a share of the budget.
 
@@ -124,13 +130,14 @@ class Strategy:
     queue_order: bool  # tasks reach an executor in the order its workers answer them
     any_executor: bool = False  # ... and the executors in the order the trace answers them all
     focused: bool = False  # before an answer only its executor's threads move, before an arrival only the remoting threads
+    full_queues: bool = False  # ... and before an arrival that finds every remoting thread busy, the workers of a full queue that holds one
 
 
 #: Tried in turn, each with an equal share of the witness-first budget.
 STRATEGIES = (
     Strategy("trace order", loads_early=True, queue_order=True),
     Strategy("focused", loads_early=True, queue_order=True, focused=True),
-    Strategy("focused lazy", loads_early=False, queue_order=False, focused=True),
+    Strategy("focused, full queues", loads_early=True, queue_order=True, focused=True, full_queues=True),
     Strategy("answer order", loads_early=True, queue_order=True, any_executor=True),
 )
 
@@ -177,6 +184,7 @@ class _Answers:
     due: dict[int, int] = field(default_factory=dict)  # by when its hidden steps are needed: its answer, or (never answered) the next arrival's
     arrivals: dict[ExecutorName | None, list[int]] = field(default_factory=dict)  # executor -> the events at which requests routed to it arrive
     lock_busy: list[int] = field(default_factory=list)  # the events, in order, with an answer of flow control that needs the put lock held long
+    silent: set[ExecutorName | None] = field(default_factory=set)  # the executors with a request the trace never answers (its worker may finish unseen)
 
     @staticmethod
     def read(config: BrokerConfig, events: Sequence[Mapping[str, Any]]) -> _Answers:
@@ -202,6 +210,7 @@ class _Answers:
                 executor = answers.executor[request]
                 if answers.tag[request] not in _PAST_THE_WRITER and executor is not None:
                     answers.by_workers.setdefault(executor, []).append((i, request))
+        answers.silent = {answers.executor[request] for request in answers.executor if request not in answers.at}
         answers.due = answers.at.copy()
         later: dict[ExecutorName | None, int] = {}  # executor -> the soonest answer of the requests routed to it that arrived since
         for request in range(len(answers.executor), 0, -1):
@@ -275,7 +284,7 @@ class _Search:
         # same steps are the silent children after it.
         enabled: list[tuple[Action, Effect]] | None = None
         taken: dict[int, tuple[BrokerState, tuple[Response, ...]]] = {}
-        if event.clock and self.strategy.loads_early and s.lock.holder is None and self._lock_due(s, k, event):
+        if event.clock and self.strategy.loads_early and s.lock.holder is None and self._lock_due(s, k, event.ts):
             enabled = list(replay.enabled_hidden(s))
             yield from self._silent(s, k, trail, [(i, a, effect) for i, (a, effect) in enumerate(enabled) if self._takes_the_lock(s, a, k)], taken)
         if s.now == event.before:
@@ -284,7 +293,10 @@ class _Search:
             expected = [(replay.id_of.get(r.request_id), r.code, r.remark) for r in event.recorded]
             if event.answer:
                 enabled = list(replay.enabled_hidden(s))
+                answered = {request for request, _, _ in expected}
                 for i, (a, effect) in enumerate(enabled):
+                    if isinstance(a, (IoThreadStep, WorkerStep)) and _request_served(s, a) not in answered:
+                        continue  # a remoting thread or a worker answers only the request it holds
                     after, written = taken[i] = replay.take(s, a, effect)
                     if written_as(written, expected):
                         yield after, k + 1, Trail(trail, a, event.ts, event.recorded)
@@ -319,6 +331,10 @@ class _Search:
                 created = bisect.bisect_right(self.creation_times, s.now)
                 if created < len(self.creation_times):
                     target = min(target, self.creation_times[created])
+                if self.strategy.loads_early and s.lock.holder is None and self._lock_due(s, k, target):
+                    lock = [(i, a, effect) for i, a, effect in later if self._takes_the_lock(s, a, k)]
+                    later = [step for step in later if step not in lock]
+                    yield from self._silent(s, k, trail, lock, taken)
                 moved = replay.step(s, ClockAdvances(target - s.now))
                 if moved is not None:
                     yield moved[0], k, trail
@@ -345,11 +361,17 @@ class _Search:
 
     def _on_the_way(self, s: BrokerState, a: Action, record: Mapping[str, Any]) -> bool:
         """Whether a hidden step can bear on the next event: before an arrival, a remoting
-        thread's (the arrival needs an idle one); before an answer, a step of the executor that
-        runs the answered request (its queue, its workers, its remoting threads' dispatch) and,
-        for the send executor, the commit service's (the pool). Other threads' progress cannot
-        enable or disable the event, so it waits until the trace needs it."""
+        thread's (the arrival needs an idle one) and, with ``full_queues``, where none is idle, a
+        worker's of an executor whose full queue holds a remoting thread (its dispatch waits for a
+        worker to take a task); before an answer, a step of the executor that runs the answered
+        request (its queue, its workers, its remoting threads' dispatch) and, for the send
+        executor, the commit service's (the pool). Other threads' progress cannot enable or
+        disable the event, so it waits until the trace needs it."""
         if record["kind"] == RequestArrives.__name__:
+            if self.strategy.full_queues and isinstance(a, WorkerStep) and all(io.request is not None for io in s.io_threads):
+                capacity = self.replay.config.executor(a.executor).capacity  # None: unbounded, never full
+                full = capacity is not None and len(s.executor(a.executor).queue) >= capacity
+                return full and any(self.answers.executor.get(io.request.id) is a.executor for io in s.io_threads if io.request is not None)
             return isinstance(a, IoThreadStep)
         executors = {self.answers.executor.get(r.request_id) for r in responses_from_record(record)}
         if isinstance(a, IoThreadStep):
@@ -367,9 +389,9 @@ class _Search:
         so a task leaves its queue after every task ahead of it, and a task a cleaner answers leaves
         at that answer: a task ahead of it, or one still to join the queue behind it, cannot be
         answered before it; nor can it have more tasks behind it than the cleaner's remark counts
-        ("size of queue: 5"), nor fewer than can still join before that answer (:class:`_Queue`).
-        And a task whose creation time a cleaner's remark gives is created at that millisecond,
-        not after it."""
+        ("size of queue: 5"), nor fewer than can still join before that answer (:class:`_Queue`), nor
+        more tasks ahead of it than the workers can take by then (:meth:`_ahead_cannot_leave`). And a
+        task whose creation time a cleaner's remark gives is created at that millisecond, not after it."""
         answers = self.answers
         if not answers.created_at:
             return False
@@ -387,6 +409,8 @@ class _Search:
                     return True
             if queue.left >= 0 and len(e.workers) == self.replay.config.executor(e.name).threads:  # a task submitted now joins the queue
                 cleaned_last[e.name] = queue.left
+            if self._ahead_cannot_leave(s, e, k):
+                return True
         for io in s.io_threads:
             if io.request is None:
                 continue
@@ -412,6 +436,35 @@ class _Search:
             queue = self.queues[id(e.queue)] = _Queue(e, self.answers, e.name in self.replay.environment.foreign_tasks)
         return queue
 
+    def _ahead_cannot_leave(self, s: BrokerState, e: Executor, k: int) -> bool:
+        """Whether more tasks are ahead of a task that a cleaner takes from the head (in the queue,
+        or on a remoting thread, to join behind them all) than the executor's workers can take
+        before that answer. A task leaves the queue by a worker's take or by a cleaner's answer; a
+        worker takes one task at a time and takes another only once it has answered the one it
+        holds: before an event, the workers take at most as many tasks as they have free now, plus
+        the answers they write from now until then. Where a request the executor runs is never
+        answered, its worker may finish it unseen, so no bound is read."""
+        answers = self.answers
+        if e.name in answers.silent:
+            return False
+        free = self.replay.config.executor(e.name).threads - sum(1 for w in e.workers if w.task is not None)
+        writers = answers.by_workers.get(e.name, [])
+        start = bisect.bisect_left(writers, (k, -1))
+        taken = 0  # the tasks ahead so far that only a worker can take
+        for task in e.queue:
+            if not isinstance(task, RequestTask):
+                continue
+            request = task.request.id
+            if request not in answers.behind:
+                taken += 1
+            elif taken > free + bisect.bisect_left(writers, (answers.at[request], -1)) - start:
+                return True
+        for io in s.io_threads:
+            if io.request is not None and io.request.id in answers.behind and answers.executor.get(io.request.id) is e.name:
+                if taken > free + bisect.bisect_left(writers, (answers.at[io.request.id], -1)) - start:
+                    return True
+        return False
+
     def _urgency(self, s: BrokerState, a: Action, k: int) -> int | None:
         """How many events ahead the trace answers the request a hidden step serves (0 for the
         next event's, and for the fast-failure scheduler); None for a step the trace rules out."""
@@ -435,16 +488,16 @@ class _Search:
                 return None
         return max(answered - k, 0)
 
-    def _lock_due(self, s: BrokerState, k: int, event: _Event) -> bool:
-        """Whether the clock's next step passes the last millisecond at which a writer can take
-        the put lock and have held it long enough for the next answer that needs it held long
-        (``isOSPageCacheBusy``: ``timeout < now - beginTimeInLock``)."""
+    def _lock_due(self, s: BrokerState, k: int, until: int) -> bool:
+        """Whether the clock's next step, to ``until``, passes the last millisecond at which a
+        writer can take the put lock and have held it long enough for the next answer that needs
+        it held long (``isOSPageCacheBusy``: ``timeout < now - beginTimeInLock``)."""
         busy = self.answers.lock_busy
         b = bisect.bisect_left(busy, k)
         if b == len(busy):
             return False
         last: int = self.events[busy[b]]["ts"] - self.replay.config.os_page_cache_busy_timeout_ms - 1
-        return s.now <= last < event.ts
+        return s.now <= last < until
 
     def _takes_the_lock(self, s: BrokerState, a: Action, k: int) -> bool:
         """Whether ``a`` is a step to the put lock of the send that holds it at the next answer
