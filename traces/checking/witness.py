@@ -102,6 +102,8 @@ _PAST_THE_WRITER: dict[str, frozenset[type[Action]]] = {
 }
 
 #: The answers written on the remoting thread: such a request never joins a queue.
+#: The tags of the answers a worker writes: none (a processor's answer, the put path's) and the put pre-check's.
+_WRITTEN_BY_A_WORKER = frozenset({"", "[PC_SYNCHRONIZED]"})
 _REFUSED_ON_THE_REMOTING_THREAD = frozenset(tag for tag, past in _PAST_THE_WRITER.items() if DispatchCreatesTask in past or DispatchQueuesTask in past)
 
 _PUT_PATH: frozenset[type[Action]] = frozenset(
@@ -185,6 +187,9 @@ class _Answers:
     arrivals: dict[ExecutorName | None, list[int]] = field(default_factory=dict)  # executor -> the events at which requests routed to it arrive
     lock_busy: list[int] = field(default_factory=list)  # the events, in order, with an answer of flow control that needs the put lock held long
     silent: set[ExecutorName | None] = field(default_factory=set)  # the executors with a request the trace never answers (its worker may finish unseen)
+    #: executor -> the events, in order, at which one of its workers answers (and may then take
+    #: another task): a processor's or the put path's answer, or the put pre-check's [PC_SYNCHRONIZED]
+    freed: dict[ExecutorName, list[int]] = field(default_factory=dict)
 
     @staticmethod
     def read(config: BrokerConfig, events: Sequence[Mapping[str, Any]]) -> _Answers:
@@ -210,6 +215,8 @@ class _Answers:
                 executor = answers.executor[request]
                 if answers.tag[request] not in _PAST_THE_WRITER and executor is not None:
                     answers.by_workers.setdefault(executor, []).append((i, request))
+                if answers.tag[request] in _WRITTEN_BY_A_WORKER and executor is not None:
+                    answers.freed.setdefault(executor, []).append(i)
         answers.silent = {answers.executor[request] for request in answers.executor if request not in answers.at}
         answers.due = answers.at.copy()
         later: dict[ExecutorName | None, int] = {}  # executor -> the soonest answer of the requests routed to it that arrived since
@@ -448,8 +455,8 @@ class _Search:
         if e.name in answers.silent:
             return False
         free = self.replay.config.executor(e.name).threads - sum(1 for w in e.workers if w.task is not None)
-        writers = answers.by_workers.get(e.name, [])
-        start = bisect.bisect_left(writers, (k, -1))
+        freed = answers.freed.get(e.name, [])
+        start = bisect.bisect_left(freed, k)
         taken = 0  # the tasks ahead so far that only a worker can take
         for task in e.queue:
             if not isinstance(task, RequestTask):
@@ -457,11 +464,11 @@ class _Search:
             request = task.request.id
             if request not in answers.behind:
                 taken += 1
-            elif taken > free + bisect.bisect_left(writers, (answers.at[request], -1)) - start:
+            elif taken > free + bisect.bisect_left(freed, answers.at[request]) - start:
                 return True
         for io in s.io_threads:
             if io.request is not None and io.request.id in answers.behind and answers.executor.get(io.request.id) is e.name:
-                if taken > free + bisect.bisect_left(writers, (answers.at[io.request.id], -1)) - start:
+                if taken > free + bisect.bisect_left(freed, answers.at[io.request.id]) - start:
                     return True
         return False
 
