@@ -416,7 +416,7 @@ class _Search:
                     return True
             if queue.left >= 0 and len(e.workers) == self.replay.config.executor(e.name).threads:  # a task submitted now joins the queue
                 cleaned_last[e.name] = queue.left
-            if self._ahead_cannot_leave(s, e, k):
+            if self._ahead_cannot_leave(s, e, k, queue):
                 return True
         for io in s.io_threads:
             if io.request is None:
@@ -443,32 +443,26 @@ class _Search:
             queue = self.queues[id(e.queue)] = _Queue(e, self.answers, e.name in self.replay.environment.foreign_tasks)
         return queue
 
-    def _ahead_cannot_leave(self, s: BrokerState, e: Executor, k: int) -> bool:
+    def _ahead_cannot_leave(self, s: BrokerState, e: Executor, k: int, queue: _Queue) -> bool:
         """Whether more tasks are ahead of a task that a cleaner takes from the head (in the queue,
         or on a remoting thread, to join behind them all) than the executor's workers can take
         before that answer. A task leaves the queue by a worker's take or by a cleaner's answer; a
         worker takes one task at a time and takes another only once it has answered the one it
         holds: before an event, the workers take at most as many tasks as they have free now, plus
-        the answers they write from now until then. Where a request the executor runs is never
-        answered, its worker may finish it unseen, so no bound is read."""
+        the answers they write from now until then (:class:`_Queue` sums what depends on the
+        queue alone). Where a request the executor runs is never answered, its worker may finish
+        it unseen, so no bound is read."""
         answers = self.answers
         if e.name in answers.silent:
             return False
         free = self.replay.config.executor(e.name).threads - sum(1 for w in e.workers if w.task is not None)
         freed = answers.freed.get(e.name, [])
-        start = bisect.bisect_left(freed, k)
-        taken = 0  # the tasks ahead so far that only a worker can take
-        for task in e.queue:
-            if not isinstance(task, RequestTask):
-                continue
-            request = task.request.id
-            if request not in answers.behind:
-                taken += 1
-            elif taken > free + bisect.bisect_left(freed, answers.at[request]) - start:
-                return True
+        spare = free - bisect.bisect_left(freed, k)  # takes available beyond the answers still to come
+        if queue.ahead_need is not None and queue.ahead_need > spare:
+            return True
         for io in s.io_threads:
             if io.request is not None and io.request.id in answers.behind and answers.executor.get(io.request.id) is e.name:
-                if taken > free + bisect.bisect_left(freed, answers.at[io.request.id]) - start:
+                if queue.waiting - bisect.bisect_left(freed, answers.at[io.request.id]) > spare:
                     return True
         return False
 
@@ -567,7 +561,12 @@ class _Queue:
     then, ``coming = arrived(answered) - arrived(k)`` (:data:`_Answers.arrivals`, counted by
     bisection). The parts that depend on the queue alone are summed here, so that a node checks
     ``held - arrived(k) >= short`` once for the whole queue, ``short`` being the largest
-    ``counted - behind - arrived(answered)``."""
+    ``counted - behind - arrived(answered)``.
+
+    Likewise for the tasks ahead of a cleaned one, which only workers take
+    (:meth:`_Search._ahead_cannot_leave`): ``ahead - freed(answered) > free - freed(k)`` is checked
+    once, with ``ahead_need`` the largest ``ahead - freed(answered)`` (:data:`_Answers.freed`);
+    ``waiting`` counts every task a worker must take, ahead of a request still to join."""
 
     def __init__(self, e: Executor, answers: _Answers, foreign: bool) -> None:
         self.tasks = e.queue  # the queue read (kept: its identity is the cache's key)
@@ -575,7 +574,10 @@ class _Queue:
         self.contradicted = False  # a task ahead of one a cleaner takes is answered after it, or more tasks are behind it than counted
         self.short: int | None = None  # see above; None when no cleaner's count bounds the tasks to come (or foreign tasks may join)
         self.left = -1  # the latest answer of a task in the queue that a cleaner takes
+        self.ahead_need: int | None = None  # see above; None when no cleaned task is in the queue
+        self.waiting = 0  # the request tasks in the queue that no cleaner takes
         arrivals = answers.arrivals.get(e.name, [])
+        freed = answers.freed.get(e.name, [])
         for i, task in enumerate(e.queue):
             if not isinstance(task, RequestTask):
                 continue
@@ -585,7 +587,9 @@ class _Queue:
                 self.contradicted = True
                 return
             counted = answers.behind.get(request)
-            if counted is not None and answered is not None:  # a cleaner's remark: its answer
+            if counted is None:
+                self.waiting += 1
+            elif answered is not None:  # a cleaner's remark: its answer
                 behind = len(e.queue) - i - 1
                 if behind > counted:
                     self.contradicted = True
@@ -593,6 +597,8 @@ class _Queue:
                 if not foreign:
                     short = counted - behind - bisect.bisect_left(arrivals, answered)
                     self.short = short if self.short is None else max(self.short, short)
+                need = self.waiting - bisect.bisect_left(freed, answered)
+                self.ahead_need = need if self.ahead_need is None else max(self.ahead_need, need)
                 self.left = max(self.left, answered)
 
 
