@@ -111,10 +111,11 @@ class _Request:
 
 class _Wire:
     """What the trace showed so far: the requests, by the trace's opaque (validation makes each
-    opaque one request's; given unvalidated events, a later arrival replaces the earlier), kept as counts a condition reads at once (one pass, however long the trace);
-    and what the environment may have done: the queue waits an operator may have set, whether fast
-    failure may be on, and the foreign tasks that may sit in each queue (the environment's
-    declared steps, and those the trace's level shows)."""
+    opaque one request's; given unvalidated events, a later arrival replaces the earlier), kept
+    as counts a condition reads at once (one pass, however long the trace); and what the
+    environment may have done: the queue waits an operator may have set, whether fast failure may
+    be on, and the foreign tasks that may sit in each queue (the environment's declared steps, and
+    those the trace's level shows)."""
 
     def __init__(self, config: BrokerConfig, environment: Environment) -> None:
         self.config = config
