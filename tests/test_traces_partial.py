@@ -182,6 +182,35 @@ def test_a_worker_that_answers_pc_synchronized_is_free_to_take_another_task(tmp_
     _witness_follows_the_spec(projected, found)
 
 
+def test_at_queues_the_trace_fixes_what_the_pruning_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At queues every step that moves a task, a remoting thread or the clock is an event, so
+    what ``_no_run_goes_on`` reads is the same at every node that explains as many events; the
+    search skips it there. Run on every node anyway (steady under 5.3.3, whose cleaners' answers
+    give it bounds to check), it says "no run goes on" at none, and the same at every node of an
+    event index, among them indexes reached by many nodes."""
+    from traces.checking import witness
+    from traces.checking.partial import PartialReplay
+
+    said: dict[int, list[bool]] = {}
+    check = witness._Search._no_run_goes_on
+
+    def at_every_node(search: Any, s: Any, k: int) -> bool:
+        assert not search.queues_hidden
+        search.queues_hidden = True
+        said.setdefault(k, []).append(check(search, s, k))
+        search.queues_hidden = False
+        return check(search, s, k)
+
+    monkeypatch.setattr(witness._Search, "_no_run_goes_on", at_every_node)
+    projected = list(project(_recorded(tmp_path, "steady", "5.3.3", 4_000), Observation.QUEUES))
+    assert any("CLEAN_QUEUE]" in (r.get("remark") or "") for e in projected[1:] for r in e.get("responses") or [])
+    budgets = Budgets(candidates=5_000, steps=40_000, seconds=600, witness_share=1.0)
+    found = witness.find_witness(PartialReplay(header_from_record(projected[0]), budgets), projected[1:])
+    assert isinstance(found, PartialResult), found
+    assert {v for values in said.values() for v in values} == {False}
+    assert max(len(values) for values in said.values()) > 1
+
+
 def test_at_black_box_the_put_lock_is_taken_before_the_clock_passes_the_last_millisecond_a_busy_answer_allows(tmp_path: Path) -> None:
     """many-topics under 4.3.2: a [REJECTREQUEST] at ts 186 needs a send inside the lock since
     ts 165 at the latest, and the search moved the clock from 156 to 175 past it before it took

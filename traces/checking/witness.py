@@ -150,6 +150,8 @@ def _tag(remark: str | None) -> str:
 
 
 _NOTHING: frozenset[type[Action]] = frozenset()
+#: The steps that move a task into, along or out of a queue, a request along a remoting thread, or the clock.
+_MOVES_QUEUES = (IoThreadStep, FastFailureStep, WorkerTakesTask, ClockAdvances)
 
 
 class _Event:
@@ -244,6 +246,10 @@ class _Search:
         self.deepest = 0  # the most events a node it searched explains
         self.searched_all = False  # whether it tried every child it tries without finding a run
         self.queues: dict[int, _Queue] = {}  # id of a queue's tuple -> what it says (:meth:`_queue`)
+        #: Whether the level hides a step that moves a task, a remoting thread or the clock. If it
+        #: hides none (``queues``), the trace's own events fix everything :meth:`_no_run_goes_on`
+        #: reads, so it says the same of every node that explains as many events and cannot steer.
+        self.queues_hidden = any(issubclass(a, _MOVES_QUEUES) for a in replay.hidden_rules)
 
     def run(self) -> PartialResult | str:
         replay, events = self.replay, self.events
@@ -400,7 +406,7 @@ class _Search:
         more tasks ahead of it than the workers can take by then (:meth:`_ahead_cannot_leave`). And a
         task whose creation time a cleaner's remark gives is created at that millisecond, not after it."""
         answers = self.answers
-        if not answers.created_at:
+        if not answers.created_at or not self.queues_hidden:
             return False
         cleaned_last: dict[ExecutorName, int] = {}  # executor -> the latest answer of a task in its queue that a cleaner takes
         for e in s.executors:
