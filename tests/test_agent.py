@@ -16,8 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from traces.checking.partial import Budgets, replay_partial, witness_records
+from traces.checking.replay import replay_records
 from traces.cli import main
+from traces.format.project import project
 from traces.format.read import TraceInputError, validate
+from traces.format.records import Observation, header_from_record
 from traces.recording.examples import EXAMPLES
 
 if TYPE_CHECKING:
@@ -174,6 +178,45 @@ def test_5_3_3_s_stuck_begin_time_in_lock_is_its_known_defect_at_full(
     [trace] = json.loads(capsys.readouterr().out)["traces"]
     assert trace["verdict"] == "conformant"
     assert {f["rule"]: f["status"] for f in trace["findings"]}["begin_time_zero_when_lock_free"] == "known defect"
+
+
+def test_the_header_declares_what_the_broker_may_do_unseen(classes: Path, tmp_path: Path) -> None:
+    """Any release may throw inside the put lock; only a slave's HA service appends under it; the
+    foreign tasks are those the recording saw, counted."""
+    record(classes, tmp_path, "overload")
+    assert events(tmp_path / "overload-5.3.3-queues")[0]["environment"] == {"exceptions_in_lock": True, "ha_appends": False}
+    record(classes, tmp_path / "slave", "overload", props=("-Dstandin.role=SLAVE",))
+    assert events(tmp_path / "slave" / "overload-5.3.3-queues")[0]["environment"] == {"exceptions_in_lock": True, "ha_appends": True}
+    record(classes, tmp_path, "foreign-task")
+    trace = events(tmp_path / "foreign-task-5.3.3-queues")
+    assert trace[0]["environment"] == {"exceptions_in_lock": True, "ha_appends": False, "foreign_tasks": ["send"], "max_foreign_tasks": 1}
+    assert {"InternalTaskSubmitted", "WorkerRunsForeignTask"} <= {e["kind"] for e in trace}
+
+
+def test_a_trace_with_a_foreign_task_is_conformant_at_queues_and_projected_to_black_box(classes: Path, tmp_path: Path) -> None:
+    """The trace, with its header's environment, is valid input to both searches, and each finds a
+    run the full replay accepts (at black-box the foreign task leaves no event of its own)."""
+    record(classes, tmp_path, "foreign-task")
+    trace = events(tmp_path / "foreign-task-5.3.3-queues")
+    for level in (Observation.QUEUES, Observation.BLACK_BOX):
+        projected = list(project(trace, level))
+        header = header_from_record(projected[0])
+        assert header.hidden_environment().foreign_tasks
+        result = replay_partial(header, projected[1:], Budgets(steps=200_000, seconds=600))
+        assert result.verdict == "conformant", (level, result.detail)
+        (replayed,) = replay_records(witness_records(header, result))
+        assert replayed.verdict == "conformant", replayed
+
+
+def test_a_configuration_changed_while_recording_is_refused_as_incomplete(
+    classes: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The agent records no operator change: a trace whose header no longer describes the broker
+    is refused, never judged."""
+    record(classes, tmp_path, "config-change")
+    assert main(["check", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "field 'recording_incomplete'" in err and "the broker's configuration changed while it was recorded" in err
 
 
 def test_a_trace_with_lost_events_is_refused_as_incomplete(classes: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

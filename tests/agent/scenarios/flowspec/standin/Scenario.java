@@ -46,6 +46,7 @@ public final class Scenario {
     public static void main(String[] args) throws Exception {
         Scenario s = new Scenario();
         s.netty.setServerWorkerThreads(2);
+        s.store.setBrokerRole(org.apache.rocketmq.store.config.BrokerRole.valueOf(System.getProperty("standin.role", "ASYNC_MASTER")));
         if (args[0].equals("throughput")) {
             s.throughput(Integer.parseInt(args[1]), Integer.parseInt(args[2]));
         } else {
@@ -63,6 +64,8 @@ public final class Scenario {
             case "fast-failure-off": broker.setBrokerFastFailureEnable(false); timeout(); break;
             case "fault-inside-lock": faultInsideLock(); break;
             case "pool-exhaustion": poolExhaustion(); break;
+            case "foreign-task": foreignTask(); break;
+            case "config-change": configChange(); break;
             default: throw new IllegalArgumentException("unknown scenario " + name);
         }
         quiesce();
@@ -170,6 +173,22 @@ public final class Scenario {
         }
         await(() -> !controller.getMessageStore().isTransientStorePoolDeficient());
         request(0, SEND, false, 0);
+    }
+
+    /** Broker code, not a client, submits a task to the send executor between two sends. */
+    private void foreignTask() throws Exception {
+        start(1, 8);
+        request(0, SEND, false, 0);
+        controller.getSendMessageExecutor().submit(() -> { }).get();
+        request(1, SEND, false, 0);
+    }
+
+    /** An operator turns fast failure off while the broker runs (updateBrokerConfig in Apache's). */
+    private void configChange() throws Exception {
+        start(1, 8);
+        request(0, SEND, false, 0);
+        broker.setBrokerFastFailureEnable(false);
+        request(1, SEND, false, 0);
     }
 
     private static void await(java.util.function.BooleanSupplier condition) throws InterruptedException {

@@ -116,7 +116,32 @@ final class Broker {
             : Reflect.getInt(Reflect.call(controller, "getNettyServerConfig"), "getServerWorkerThreads");
     }
 
-    /** The header record (JSON, without recording_incomplete, which the recorder adds at the end). */
+    /**
+     * The header's environment: what the broker's surroundings may do that a trace below full does
+     * not show (docs/trace-format.md, "The header"). Any release may throw inside the put lock; a
+     * slave's HA service appends replicated data under the same lock without stamping
+     * beginTimeInLock (CommitLog.appendData); and broker code submitted {@code foreign} tasks
+     * (executor -> how many), as the recording saw them. The limiter is in no release. Operator
+     * changes are not recorded: the recorder marks a trace whose configuration changed instead.
+     */
+    static String environment(Object controller, Map<String, Integer> foreign) {
+        Object store = Reflect.call(controller, "getMessageStoreConfig");
+        boolean slave = "SLAVE".equals(String.valueOf(Reflect.call(store, "getBrokerRole")));
+        StringBuilder b = new StringBuilder("{\"exceptions_in_lock\":true,\"ha_appends\":").append(slave);
+        if (!foreign.isEmpty()) {
+            b.append(",\"foreign_tasks\":[");
+            int tasks = 0;
+            for (Map.Entry<String, Integer> f : foreign.entrySet()) {
+                b.append(tasks == 0 ? "" : ",");
+                Event.string(b, f.getKey());
+                tasks += f.getValue();
+            }
+            b.append("],\"max_foreign_tasks\":").append(tasks);
+        }
+        return b.append('}').toString();
+    }
+
+    /** The header record (JSON, without environment and recording_incomplete, which the recorder adds at the end). */
     static String header(Object controller, Options options, long start) throws ReflectiveOperationException {
         String release = release(controller);
         String profile = options.profile != null ? options.profile : release;

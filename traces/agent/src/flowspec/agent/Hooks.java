@@ -139,7 +139,8 @@ public final class Hooks {
             long start = rec.now();
             EXECUTORS.putAll(Broker.executors(controller, options));
             ioThreadsDeclared = Broker.ioThreads(controller, options);
-            rec.setHeader(Broker.header(controller, options, start));
+            rec.setHeader(Broker.header(controller, options, start), () -> Broker.header(controller, options, start),
+                foreign -> Broker.environment(controller, foreign));
         } catch (Throwable t) {
             rec.agentError(t);
         } finally {
@@ -218,6 +219,7 @@ public final class Hooks {
                     d.overloaded = true;
                 }
             } else if (accepted && q.modeled) {
+                rec.foreignTask(q.executor);
                 rec.emit(Event.onExecutor("InternalTaskSubmitted", q.executor));
             }
         } catch (Throwable t) {

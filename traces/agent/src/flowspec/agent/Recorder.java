@@ -8,10 +8,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
 
 /**
  * The one sequencer of a broker's trace, and its writer.
@@ -42,6 +46,9 @@ final class Recorder {
     private final Thread writer;
     private volatile boolean closing;
     private volatile String headerJson; // set once the broker's configuration is known
+    private volatile Callable<String> headerNow; // reads the header again: has the configuration changed?
+    private volatile Function<Map<String, Integer>, String> environment; // the header's environment, given the foreign tasks
+    private final Map<String, Integer> foreign = new TreeMap<>(); // executor -> tasks broker code submitted to it (under step)
     private long written;
 
     Recorder(Options options) throws IOException {
@@ -107,8 +114,19 @@ final class Recorder {
         return seq;
     }
 
-    void setHeader(String json) {
+    /**
+     * The header as the broker starts, how to read it again when the recording ends, and how to
+     * write its environment then (once the foreign tasks are counted).
+     */
+    void setHeader(String json, Callable<String> again, Function<Map<String, Integer>, String> environment) {
+        this.headerNow = again;
+        this.environment = environment;
         headerJson = json;
+    }
+
+    /** Broker code submitted a task to {@code executor}'s queue; the caller holds {@link #step}. */
+    void foreignTask(String executor) {
+        foreign.merge(executor, 1, Integer::sum);
     }
 
     private void drain() {
@@ -186,7 +204,9 @@ final class Recorder {
      */
     void close() {
         step.lock();
+        String header = headerJson;
         String why;
+        String declared = "null";
         try {
             closing = true;
             try {
@@ -194,16 +214,28 @@ final class Recorder {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-            why = incompleteness();
+            List<String> reasons = incompleteness();
+            if (header != null) {
+                try {
+                    if (!header.equals(headerNow.call())) {
+                        reasons.add("the broker's configuration changed while it was recorded (an operator's updateBrokerConfig?),"
+                            + " which the agent does not record: the header describes the broker as it started");
+                    }
+                    declared = environment.apply(foreign);
+                } catch (Exception e) {
+                    reasons.add("the broker's configuration could not be read again at the end: " + e);
+                }
+            }
+            why = reasons.isEmpty() ? null : String.join("; ", reasons);
         } finally {
             step.unlock();
         }
-        String header = headerJson;
         if (header == null) {
             System.err.println("flowspec agent: the broker never started (BrokerController.start); no trace header written in " + dir);
             return;
         }
         StringBuilder b = new StringBuilder(header.substring(0, header.length() - 1));
+        b.append(",\"environment\":").append(declared);
         b.append(",\"recording_incomplete\":");
         Event.string(b, why);
         b.append("}\n");
@@ -216,7 +248,7 @@ final class Recorder {
             + (why == null ? "" : " (incomplete: " + why + ")"));
     }
 
-    private String incompleteness() {
+    private List<String> incompleteness() {
         List<String> why = new ArrayList<>();
         if (lost.get() > 0) {
             why.add(lost.get() + " events lost: the agent's buffer (" + options.buffer + " events) was full");
@@ -229,6 +261,6 @@ final class Recorder {
         } else if (written + lost.get() != seq) {
             why.add((seq - written - lost.get()) + " events were not written");
         }
-        return why.isEmpty() ? null : String.join("; ", why);
+        return why;
     }
 }

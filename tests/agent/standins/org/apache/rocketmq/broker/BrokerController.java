@@ -97,6 +97,7 @@ public class BrokerController {
     }
 
     public BrokerConfig getBrokerConfig() { return brokerConfig; }
+    public ExecutorService getSendMessageExecutor() { return sendMessageExecutor; }
     public NettyServerConfig getNettyServerConfig() { return nettyServerConfig; }
     public MessageStoreConfig getMessageStoreConfig() { return messageStoreConfig; }
     public DefaultMessageStore getMessageStore() { return messageStore; }

@@ -7,6 +7,7 @@ public class MessageStoreConfig {
     private boolean transientStorePoolEnable = false;
     private int transientStorePoolSize = 5;
     private FlushDiskType flushDiskType = FlushDiskType.ASYNC_FLUSH;
+    private BrokerRole brokerRole = BrokerRole.ASYNC_MASTER;
 
     public int getMappedFileSizeCommitLog() { return mappedFileSizeCommitLog; }
     public void setMappedFileSizeCommitLog(int v) { mappedFileSizeCommitLog = v; }
@@ -21,4 +22,6 @@ public class MessageStoreConfig {
     public int getCommitIntervalCommitLog() { return commitIntervalCommitLog; }
     public void setCommitIntervalCommitLog(int v) { commitIntervalCommitLog = v; }
     public FlushDiskType getFlushDiskType() { return flushDiskType; }
+    public BrokerRole getBrokerRole() { return brokerRole; }
+    public void setBrokerRole(BrokerRole v) { brokerRole = v; }
 }
