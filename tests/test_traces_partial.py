@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from spec.codes import OVERLOAD_REMARK
 from spec.invariants import known_defects
-from traces.checking.partial import Budgets, PartialResult, replay_partial, witness_records
+from traces.checking.partial import Budgets, PartialResult, as_replay_result, replay_partial, witness_records
 from traces.checking.replay import replay_records
 from traces.format.project import project
 from traces.format.read import TraceInputError, raw_records, validate
@@ -360,6 +360,45 @@ def test_a_budget_that_runs_out_is_inconclusive_and_named(tmp_path: Path) -> Non
     projected = list(project(_recorded(tmp_path, "slow-disk", "5.3.3", 300), Observation.QUEUES))
     result = replay_partial(header_from_record(projected[0]), projected[1:], Budgets(candidates=5_000, steps=50, seconds=60))
     assert result.verdict == "inconclusive" and "steps budget" in result.detail and result.witness == ()
+
+
+def _search_named(reason: str, result: PartialResult, level: str) -> None:
+    """``reason`` opens with the search as ``flowspec check`` reports it: the level, which search, its candidates and steps."""
+    assert reason.startswith(f"partial replay at {level!r}, {result.search}: ")
+    assert f": candidates median {result.median_candidates:g}, max {result.max_candidates}; {result.steps} spec steps" in reason
+
+
+def test_each_verdict_reaches_the_report_in_the_replays_shape(tmp_path: Path) -> None:
+    """What ``flowspec check`` reports of a partial trace (``as_replay_result``, which the Spark
+    tasks run): a conformant trace with its search and witness, a violation as a divergence at the
+    event its detail names, an inconclusive one with the budget that ran out."""
+    projected = list(project(_recorded(tmp_path, "full-send-queue", "5.3.3", 300), Observation.QUEUES))
+    header = header_from_record(projected[0])
+
+    conformant = replay_partial(header, projected[1:], BUDGETS)
+    shown = as_replay_result(conformant, Observation.QUEUES)
+    assert (shown.trace_id, shown.verdict, shown.events, shown.divergence) == (header.trace_id, "conformant", conformant.events, None)
+    _search_named(shown.reason, conformant, "queues")
+    assert shown.reason.endswith(f"; a witness run of {len(conformant.witness)} steps") and conformant.witness
+
+    i = _first_answered(projected)
+    changed = [*projected[:i], {**projected[i], "responses": [_other_answer(projected[i]["responses"][0])]}, *projected[i + 1 :]]
+    violation = replay_partial(header, changed[1:], BUDGETS)
+    shown = as_replay_result(violation, Observation.QUEUES)
+    assert (shown.trace_id, shown.verdict, shown.events, shown.reason) == (header.trace_id, "violation", violation.events, "")
+    divergence = shown.divergence
+    assert divergence is not None
+    assert (divergence.trace_id, divergence.seq, divergence.observed, divergence.record) == (header.trace_id, projected[i]["seq"], violation.detail, "")
+    assert (divergence.kind, divergence.expected) == ("no run of the spec explains it", "a run of the spec whose observable part is the trace")
+    _search_named(divergence.state, violation, "queues")
+    unplaced = as_replay_result(dataclasses.replace(violation, detail="no run explains the trace"), Observation.QUEUES)
+    assert unplaced.divergence is not None and unplaced.divergence.seq == 0  # a detail that names no event
+
+    inconclusive = replay_partial(header, projected[1:], Budgets(candidates=5_000, steps=50, seconds=60))
+    shown = as_replay_result(inconclusive, Observation.BLACK_BOX)
+    assert (shown.trace_id, shown.verdict, shown.events, shown.divergence) == (header.trace_id, "inconclusive", inconclusive.events, None)
+    _search_named(shown.reason, inconclusive, "black-box")
+    assert shown.reason.endswith(f"; {inconclusive.detail}") and "steps budget" in inconclusive.detail
 
 
 @settings(max_examples=6, deadline=None)
