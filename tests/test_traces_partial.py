@@ -211,6 +211,46 @@ def test_at_queues_the_trace_fixes_what_the_pruning_reads(tmp_path: Path, monkey
     assert max(len(values) for values in said.values()) > 1
 
 
+def _true_run_pruned(full: list[dict[str, Any]]) -> list[tuple[int, int]]:
+    """Where, along the true run a full trace records, the witness-first search's state checks
+    (``_no_run_goes_on``) would drop the state at ``black-box``: (seq, events explained) of each."""
+    from spec.machine import step
+    from spec.state import initial_state
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import STRATEGIES, _Answers, _Event, _Search
+    from traces.format.records import action_from_record
+
+    projected = list(project(full, Observation.BLACK_BOX))
+    header, events = header_from_record(projected[0]), projected[1:]
+    replay = PartialReplay(header, BUDGETS)
+    search = _Search(replay, events, [_Event(e) for e in events], _Answers.read(header.config, events), STRATEGIES[0])
+    assert search.queues_hidden
+    s, k, dropped = initial_state(header.config), 0, []
+    for record in full[1:]:
+        s, out = step(header.config, s, action_from_record(record))
+        k += (record["kind"] == "RequestArrives") + bool(out.responses)  # the events black-box shows of it
+        if search._no_run_goes_on(s, k):
+            dropped.append((record["seq"], k))
+    assert k == len(events)  # each step black-box shows is one of its events
+    return dropped
+
+
+@pytest.mark.parametrize("workload", ["full-send-queue", "many-topics", "slow-disk", "pool-exhaustion", "retry-storm"])
+@pytest.mark.parametrize("profile", ["4.3.2", "4.9.8", "5.3.3"])
+def test_the_witness_first_search_never_drops_a_state_of_the_true_run(tmp_path: Path, workload: str, profile: str) -> None:
+    """The state checks are only sound if no run that explains the trace passes through a state
+    they drop; the true run that a recording took is one such run (workloads whose cleaners answer
+    with remarks that bound the queues)."""
+    assert _true_run_pruned(_recorded(tmp_path, workload, profile, 400)) == []
+
+
+def test_the_true_run_passes_a_worker_that_answered_pc_synchronized(tmp_path: Path) -> None:
+    """steady under 5.3.3 (the bench's first trace): a send answered [PC_SYNCHRONIZED] sits ahead
+    of two that cleaners take, and a count of the workers' answers without that one dropped the
+    true run at seq 2879 (docs/trace-format.md)."""
+    assert _true_run_pruned(_recorded(tmp_path, "steady", "5.3.3", 4_000)) == []
+
+
 def test_at_black_box_the_put_lock_is_taken_before_the_clock_passes_the_last_millisecond_a_busy_answer_allows(tmp_path: Path) -> None:
     """many-topics under 4.3.2: a [REJECTREQUEST] at ts 186 needs a send inside the lock since
     ts 165 at the latest, and the search moved the clock from 156 to 175 past it before it took
