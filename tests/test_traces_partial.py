@@ -244,6 +244,17 @@ def test_the_witness_first_search_never_drops_a_state_of_the_true_run(tmp_path: 
     assert _true_run_pruned(_recorded(tmp_path, workload, profile, 400)) == []
 
 
+@settings(max_examples=10, deadline=None)
+@given(
+    workload=st.sampled_from(["steady", "bursts", "full-send-queue", "many-topics", "slow-disk", "pool-exhaustion", "retry-storm", "faults"]),
+    profile=st.sampled_from(["4.3.2", "4.9.8", "5.3.3"]),
+    seed=st.integers(0, 1000),
+)
+def test_random_true_runs_pass_the_state_checks(tmp_path_factory: pytest.TempPathFactory, workload: str, profile: str, seed: int) -> None:
+    """The same of random recordings: no state the true run passes through is dropped."""
+    assert _true_run_pruned(_recorded(tmp_path_factory.mktemp("rec"), workload, profile, 600, seed)) == []
+
+
 def test_the_true_run_passes_a_worker_that_answered_pc_synchronized(tmp_path: Path) -> None:
     """steady under 5.3.3 (the bench's first trace): a send answered [PC_SYNCHRONIZED] sits ahead
     of two that cleaners take, and a count of the workers' answers without that one dropped the
