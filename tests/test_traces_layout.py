@@ -181,6 +181,28 @@ def test_traces_back_to_back_across_row_groups_are_split_into_runs_of_whole_trac
     assert sum(read_unit(r, ["kind"]).num_rows for r in runs) == unit.rows
 
 
+def test_traces_judged_one_at_a_time_are_read_in_runs_of_about_a_piece(tmp_path: Path) -> None:
+    """The partial replay's tasks (Layout.runs) over short traces written back to back, several to
+    a row group: each trace asked for in exactly one run, whole and in order; a run reads at most
+    two pieces, so a piece is read about twice, where a task a trace read it once for each trace
+    it holds; with more cores, more runs."""
+    traces = [_trace(FIRST, f"t{i}")[:30] for i in range(12)]
+    layout = plan([str(_write(tmp_path / "short", [r for t in traces for r in t], row_group=100))])
+    asked = [f"t{i}" for i in range(12) if i != 5]  # t5 is not asked for (a full trace, judged elsewhere)
+    runs = layout.runs(reversed(asked), cores=1)
+    assert sorted(t for r in runs for t in r.traces or ()) == sorted(asked)
+    for run in runs:
+        assert _seqs(run) == {t: list(range(30)) for t in run.traces or ()}
+        assert run.rows <= 2 * max(p.rows for p in layout.pieces)
+    firsts = [min(int(t[1:]) for t in r.traces or ()) for r in runs]
+    assert firsts == sorted(firsts)  # input order
+    read = sum(r.rows for r in runs)
+    assert read <= 2 * sum(p.rows for p in layout.pieces) < sum(p.rows for t in asked for p in layout.trace_pieces[t])
+    assert [len(r.traces or ()) for r in runs] == [4, 4, 3]  # one core: three runs of at most 11/3 traces
+    assert len(layout.runs(asked, cores=4)) == len(asked)  # four cores: twelve runs wanted, one trace each
+    assert layout.runs([], cores=2) == []
+
+
 def test_interleaved_traces_are_not_split_when_every_run_would_read_everything(tmp_path: Path) -> None:
     a, b = _trace(FIRST, "a"), _trace(SECOND, "b")
     layout = plan([str(_write(tmp_path / "mixed", _interleaved(a, b), row_group=20))])

@@ -12,7 +12,9 @@ file footers; a JSON Lines file's ``trace_id`` of each line, which has no footer
   joins them into one unit;
 - *runs*: a unit of several traces bigger than a task's share is read as runs of its whole
   traces in input order (:func:`split`): traces written back to back across row-group
-  boundaries form one component, which would otherwise occupy one core and all its memory;
+  boundaries form one component, which would otherwise occupy one core and all its memory; the
+  partial replay, which judges a trace at a time, takes its traces in runs of about a piece's
+  traces (:meth:`Layout.runs`);
 - *tasks*: units packed by row count, largest first, each into the lightest task; enough tasks
   for every core, a few per core when there are enough units and rows (Spark hands the next
   task to the first free core, so equal tasks in a small multiple of the cores keep every core
@@ -33,7 +35,7 @@ distributed file system by URI (``s3://``, ``hdfs://``, …). A piece a task can
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
@@ -105,6 +107,22 @@ class Layout:
         total = sum(u.rows for u in self.units)
         target = min(MAX_UNIT_ROWS, max(MIN_TASK_ROWS, total // max(1, cores * TASKS_PER_CORE)))
         return pack([run for unit in self.units for run in split(unit, self.trace_pieces, target)], cores)
+
+    def runs(self, trace_ids: Iterable[str], cores: int) -> list[Unit]:
+        """``trace_ids`` as runs of whole traces for tasks that judge one trace at a time (the
+        partial replay), in input order. A run reads at most two pieces' rows, so that the traces
+        that start in a piece share a run with the one that crosses into the next, and each piece
+        is read about twice; a task a trace read a piece once for each trace it holds (a row group
+        of 100,000 rows holding six traces, six times). A run holds at most the share of the traces
+        that leaves TASKS_PER_CORE runs a core, so that a few pieces of many traces still keep
+        every core busy."""
+        position = {piece: i for i, piece in enumerate(self.pieces)}
+        wanted = list(trace_ids)
+        if not wanted:
+            return []
+        most = -(-len(wanted) // max(1, cores * TASKS_PER_CORE))
+        members = sorted(wanted, key=lambda t: (position[self.trace_pieces[t][0]], position[self.trace_pieces[t][-1]], t))
+        return _runs(members, self.trace_pieces, position, 2 * max(p.rows for p in self.pieces), most)
 
 
 def _parquet_pieces(source: str) -> list[tuple[Piece, list[str]]]:
@@ -192,19 +210,30 @@ def split(unit: Unit, trace_pieces: Mapping[str, tuple[Piece, ...]], target_rows
     )
     if len(members) < 2:
         return [unit]
+    runs = _runs(members, trace_pieces, position, target_rows)
+    if len(runs) == 1 or sum(r.rows for r in runs) > MAX_SPLIT_READING * unit.rows:
+        return [unit]
+    return runs
+
+
+def _runs(
+    members: Sequence[str], trace_pieces: Mapping[str, tuple[Piece, ...]], position: Mapping[Piece, int], target_rows: int, most: int | None = None
+) -> list[Unit]:
+    """``members`` (in input order) cut into runs of whole traces, each reading about
+    ``target_rows`` rows and holding at most ``most`` traces (at least one trace a run, however
+    many rows it reads)."""
     runs: list[Unit] = []
     traces: list[str] = []
     pieces: set[Piece] = set()
     for trace_id in members:
         more = set(trace_pieces[trace_id]) - pieces
-        if traces and sum(p.rows for p in pieces) + sum(p.rows for p in more) > target_rows:
+        full = most is not None and len(traces) >= most
+        if traces and (full or sum(p.rows for p in pieces) + sum(p.rows for p in more) > target_rows):
             runs.append(Unit(tuple(sorted(pieces, key=position.__getitem__)), frozenset(traces)))
             traces, pieces, more = [], set(), set(trace_pieces[trace_id])
         traces.append(trace_id)
         pieces |= more
     runs.append(Unit(tuple(sorted(pieces, key=position.__getitem__)), frozenset(traces)))
-    if len(runs) == 1 or sum(r.rows for r in runs) > MAX_SPLIT_READING * unit.rows:
-        return [unit]
     return runs
 
 

@@ -74,7 +74,7 @@ from spec.remoting import RequestArrives
 from spec.state import BrokerState, FastFailurePhase, Response, initial_state, written_as
 from properties.steptable import describe_action
 from traces.checking.explain import not_enabled
-from traces.checking.layout import Layout, Piece, Unit, read_unit
+from traces.checking.layout import Layout, Unit, read_unit
 from traces.checking.necessary import Impossible, first_impossible
 from traces.checking.reduction import Reduction, Representatives
 from traces.checking.replay import Divergence, ReplayResult
@@ -524,9 +524,8 @@ def witness_records(header: TraceHeader, result: PartialResult) -> Iterator[dict
 # -- On Spark ------------------------------------------------------------------------------------
 
 
-def _trace_records(trace_id: str, pieces: Sequence[Piece]) -> Iterator[dict[str, Any]]:
-    """The events of one trace, in seq order, read from the pieces that hold its rows."""
-    table = read_unit(Unit(tuple(pieces)), EVENT_COLUMNS, dictionary=REPEATED_STRINGS)
+def _trace_records(table: pa.Table, trace_id: str) -> Iterator[dict[str, Any]]:
+    """The events of one trace, in seq order, from the rows of a run that holds it (:func:`read_unit`)."""
     table = table.filter(pc.and_(pc.equal(table.column("trace_id"), pa.scalar(trace_id)), pc.not_equal(table.column("kind"), HEADER_KIND)))
     events = EventColumns(table)
     yield from (events.record(i) for i in range(len(events.seqs)))
@@ -547,24 +546,27 @@ def as_replay_result(result: PartialResult, level: Observation) -> ReplayResult:
 def partial_on_spark(
     spark: SparkSession, layout: Layout, headers: Mapping[str, dict[str, Any]], trace_ids: Sequence[str], budgets: Budgets, witness: bool
 ) -> dict[str, tuple[ReplayResult, list[dict[str, Any]]]]:
-    """Search every trace of ``trace_ids`` on Spark, one task a trace; each result with its
-    witness's records (empty unless ``witness`` and conformant)."""
-    jobs = [(trace_id, tuple(layout.trace_pieces[trace_id])) for trace_id in trace_ids]
+    """Search every trace of ``trace_ids`` on Spark, a task a run of whole traces
+    (:meth:`Layout.runs`) whose rows it reads once; each result with its witness's records (empty
+    unless ``witness`` and conformant)."""
+    runs = layout.runs(trace_ids, spark.sparkContext.defaultParallelism)
     # Plain values cross to the workers: there this module may be the compiled build, whose
     # Budgets cannot be unpickled from the driver's (a compiled class has no __dict__ to fill).
     limits = dataclasses.astuple(budgets)
 
-    def run(items: Iterable[tuple[str, tuple[Piece, ...]]]) -> Iterator[tuple[str, str]]:
-        for trace_id, pieces in items:
-            header = header_from_record(headers[trace_id])
-            try:
-                result = replay_partial(header, _trace_records(trace_id, pieces), Budgets(*limits))
-                records = list(witness_records(header, result)) if witness and result.verdict == "conformant" else []
-            except Exception as e:
-                raise CheckerFailure(trace_id, e) from e
-            yield trace_id, json.dumps({"result": result_json(as_replay_result(result, header.observation)), "witness": records})
+    def run(units: Iterable[Unit]) -> Iterator[tuple[str, str]]:
+        for unit in units:
+            table = read_unit(unit, EVENT_COLUMNS, dictionary=REPEATED_STRINGS)
+            for trace_id in sorted(unit.traces or ()):
+                header = header_from_record(headers[trace_id])
+                try:
+                    result = replay_partial(header, _trace_records(table, trace_id), Budgets(*limits))
+                    records = list(witness_records(header, result)) if witness and result.verdict == "conformant" else []
+                except Exception as e:
+                    raise CheckerFailure(trace_id, e) from e
+                yield trace_id, json.dumps({"result": result_json(as_replay_result(result, header.observation)), "witness": records})
 
-    found = spark.sparkContext.parallelize(jobs, max(1, len(jobs))).mapPartitions(run).collect() if jobs else []
+    found = spark.sparkContext.parallelize(runs, max(1, len(runs))).mapPartitions(run).collect() if runs else []
     out: dict[str, tuple[ReplayResult, list[dict[str, Any]]]] = {}
     for trace_id, text in found:
         data = json.loads(text)
