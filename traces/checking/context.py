@@ -4,7 +4,7 @@ A finding's sample names one event (its ``seq``) and carries that event's raw re
 operator needs next is what happened just before and after: the requests that filled the queue,
 the fast-failure run that cleaned it, the put that held the lock. After the rules and the replay,
 :func:`events_around` reads, for each trace with a sampled event, the pieces that hold it (one
-Spark task a trace, like the replay: :attr:`traces.checking.layout.Layout.trace_pieces`) and keeps
+Spark task a run of traces, like the partial replay: :meth:`traces.checking.layout.Layout.runs`) and keeps
 the records within :data:`RADIUS` of each sampled ``seq``. The driver collects only those records.
 """
 
@@ -14,6 +14,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from traces.checking.layout import Layout, Unit, read_unit
 from traces.format.records import EVENT_COLUMNS, HEADER_KIND, record_text
@@ -30,21 +32,23 @@ def events_around(
 ) -> dict[str, dict[int, list[tuple[int, str]]]]:
     """For each trace and each of its ``wanted`` seqs, the events whose seq is within ``radius``
     of it, as (seq, raw record) in seq order."""
-    jobs = [(trace_id, sorted(set(seqs))) for trace_id, seqs in sorted(wanted.items()) if seqs]
-    if not jobs:
+    seqs_of = {trace_id: sorted(set(seqs)) for trace_id, seqs in wanted.items() if seqs}
+    runs = layout.runs(seqs_of, spark.sparkContext.defaultParallelism)
+    if not runs:
         return {}
-    units = {trace_id: Unit(layout.trace_pieces[trace_id], frozenset([trace_id])) for trace_id, _ in jobs}
 
-    def run(part: Iterable[tuple[str, list[int]]]) -> Iterator[tuple[str, dict[int, list[tuple[int, str]]]]]:
-        for trace_id, seqs in part:
-            yield trace_id, _windows(units[trace_id], seqs, radius)
+    def run(part: Iterable[Unit]) -> Iterator[tuple[str, dict[int, list[tuple[int, str]]]]]:
+        for unit in part:
+            table = read_unit(unit, EVENT_COLUMNS)
+            for trace_id in sorted(unit.traces or ()):
+                yield trace_id, _windows(table, trace_id, seqs_of[trace_id], radius)
 
-    return dict(spark.sparkContext.parallelize(jobs, len(jobs)).mapPartitions(run).collect())
+    return dict(spark.sparkContext.parallelize(runs, len(runs)).mapPartitions(run).collect())
 
 
-def _windows(unit: Unit, seqs: list[int], radius: int) -> dict[int, list[tuple[int, str]]]:
-    """The records of ``unit``'s one trace around each of ``seqs`` (header rows left out)."""
-    table = read_unit(unit, EVENT_COLUMNS)
+def _windows(table: pa.Table, trace_id: str, seqs: list[int], radius: int) -> dict[int, list[tuple[int, str]]]:
+    """The records of ``trace_id`` in ``table`` (its run's rows) around each of ``seqs`` (header rows left out)."""
+    table = table.filter(pc.equal(table.column("trace_id"), pa.scalar(trace_id)))
     seq = np.asarray(table.column("seq").to_numpy(zero_copy_only=False), dtype=np.int64)
     near = np.zeros(len(seq), bool)
     for s in seqs:
