@@ -324,7 +324,7 @@ def _replay(
     witness: Path | None,
 ) -> list[ReplayResult]:
     """Every trace's replay result: ``full`` traces on Spark (long ones in segments), the others by
-    the partial replay's search (:mod:`traces.checking.partial`), a task a trace."""
+    the partial replay's search (:mod:`traces.checking.partial`), a task a run of traces."""
     full = {tid for tid, p in validator.traces.items() if p.header.observation is Observation.FULL}
     partial = sorted(tid for tid in validator.traces if tid not in full)
     results: list[ReplayResult] = []
