@@ -59,6 +59,11 @@ MAX_UNIT_ROWS = 2_000_000
 MAX_SPLIT_READING = 1.5
 #: Tasks per core when there are enough units and rows: the last tasks to finish are then short.
 TASKS_PER_CORE = 3
+#: Runs a core for tasks that judge a trace at a time (:meth:`Layout.runs`): the partial replay's
+#: cost per trace varies widely (at black-box a trace may take its whole time budget), so more,
+#: smaller runs than :data:`TASKS_PER_CORE` keep every core busy to the end; a run still reads its
+#: pieces once for all its traces.
+RUNS_PER_CORE = 8
 #: Rows below which one more task is not worth it: on local[2] here, each Spark task costs about
 #: 50 ms besides its work (6 tasks that do nothing take 0.45 s, 2 take 0.2 s), a twentieth of the
 #: ~0.5 s a core spends judging 500 000 rows.
@@ -114,13 +119,13 @@ class Layout:
         that start in a piece share a run with the one that crosses into the next, and each piece
         is read about twice; a task a trace read a piece once for each trace it holds (a row group
         of 100,000 rows holding six traces, six times). A run holds at most the share of the traces
-        that leaves TASKS_PER_CORE runs a core, so that a few pieces of many traces still keep
-        every core busy."""
+        that leaves RUNS_PER_CORE runs a core, so that a few pieces of many traces, or traces of
+        very different cost, still keep every core busy."""
         position = {piece: i for i, piece in enumerate(self.pieces)}
         wanted = list(trace_ids)
         if not wanted:
             return []
-        most = -(-len(wanted) // max(1, cores * TASKS_PER_CORE))
+        most = -(-len(wanted) // max(1, cores * RUNS_PER_CORE))
         members = sorted(wanted, key=lambda t: (position[self.trace_pieces[t][0]], position[self.trace_pieces[t][-1]], t))
         return _runs(members, self.trace_pieces, position, 2 * max(p.rows for p in self.pieces), most)
 
