@@ -49,6 +49,10 @@ follows one run instead, and lets the trace steer it:
   of a full queue that holds one (its dispatch waits for a worker to take a task).
   Each guess is right for most traces and wrong for some, so the search tries a portfolio of
   strategies in turn, each with a share of the budget.
+- A wrong guess often shows only events later, and backing up one choice at a time searches
+  every order of the hidden steps taken since before it reaches the guess. So in the first round
+  a strategy that explains no new event for a while backs up by whole events, one, then two,
+  four, ... (:meth:`_Search._back_up`); the second round backs up one choice at a time.
 
 Soundness. The search only ever takes steps whose guard holds, from the spec's initial state, and
 matches every observed event with the responses it recorded: the path it returns *is* a run of
@@ -232,7 +236,13 @@ class _Search:
     """One strategy's depth-first search over one trace."""
 
     def __init__(
-        self, replay: PartialReplay, events: Sequence[Mapping[str, Any]], read: Sequence[_Event], answers: _Answers, strategy: Strategy
+        self,
+        replay: PartialReplay,
+        events: Sequence[Mapping[str, Any]],
+        read: Sequence[_Event],
+        answers: _Answers,
+        strategy: Strategy,
+        patience: int | None = None,
     ) -> None:
         self.replay = replay
         self.events = events
@@ -244,8 +254,12 @@ class _Search:
         self.deepest = 0  # the most events a node it searched explains
         self.searched_all = False  # whether it tried every child it tries without finding a run
         self.queues: dict[int, _Queue] = {}  # id of a queue's tuple -> what it says (:meth:`_queue`)
+        self.patience = patience  # spec steps without a new event explained before backing up by whole events (None: never)
+        self.gave_up = False  # whether it backed up past choices it had not tried (:meth:`run`)
 
     def run(self) -> PartialResult | str:
+        """Depth first from the initial state; with :attr:`patience`, backing up by whole events
+        when the search makes no progress (see :meth:`_back_up`)."""
         replay, events = self.replay, self.events
         ((root, trail),) = replay.candidates.items()
         if not events:
@@ -254,11 +268,16 @@ class _Search:
         visited.first_time(root, 0)
         nodes = 1  # nodes searched
         frames: list[Iterator[tuple[BrokerState, int, Trail | None]]] = [self._children(root, trail, 0)]
+        levels = [0]  # the events explained by each frame's node
+        progress = replay.steps  # the spec steps taken when the deepest node was last found
+        jump = 1  # how many events the next back-up goes back
+        patience = self.patience
         try:
             while frames:
                 found = next(frames[-1], None)
                 if found is None:
                     frames.pop()
+                    levels.pop()
                     continue
                 s, k, trail = found
                 if k == len(events):
@@ -272,12 +291,34 @@ class _Search:
                 self.searched[k] = self.searched.get(k, 0) + 1
                 if nodes > replay.budgets.candidates * 20:
                     raise OutOfBudget(f"candidates budget ({replay.budgets.candidates * 20} states searched) ran out")
-                self.deepest = max(self.deepest, k)
+                if k > self.deepest:
+                    self.deepest, progress, jump, patience = k, replay.steps, 1, self.patience
+                elif patience is not None and replay.steps - progress > patience:
+                    self._back_up(frames, levels, self.deepest - jump)
+                    progress, jump = replay.steps, jump * 2
+                    if jump > self.deepest:  # back to the start: again from one event back, more patient
+                        jump, patience = 1, patience * 2
+                    continue
                 frames.append(self._children(s, trail, k))
+                levels.append(k)
         except OutOfBudget as e:
             return f"{self.strategy.name}: stopped at seq {events[self.deepest]['seq']} ({e})"
-        self.searched_all = True
+        self.searched_all = not self.gave_up
         return f"{self.strategy.name}: no run found (as far as seq {events[self.deepest]['seq']})"
+
+    def _back_up(self, frames: list[Iterator[tuple[BrokerState, int, Trail | None]]], levels: list[int], to: int) -> None:
+        """Give up the choices made since the node explaining ``to`` events went on to the next
+        one: the frames of the nodes explaining more are dropped, and the last node explaining
+        ``to`` tries its next child. A wrong guess events back (a lock taken too early, a task
+        taken that should have waited) shows only events later, and backing up one choice at a
+        time searches every order of the hidden steps since before reaching it; each time the
+        search is stuck again without a new event explained, it backs up twice as far. What it
+        gives up is only what it does not try (a search that backed up never says it searched
+        everything), and what it returns is still a path of enabled steps checked event by event."""
+        while len(frames) > 1 and levels[-1] > to:
+            frames.pop()
+            levels.pop()
+        self.gave_up = True
 
     def _children(self, s: BrokerState, trail: Trail | None, k: int) -> Iterator[tuple[BrokerState, int, Trail | None]]:
         """The children of a node, in the order they are tried (see the module docstring)."""
@@ -684,7 +725,7 @@ def find_witness(replay: PartialReplay, events: Sequence[Mapping[str, Any]]) -> 
             replay.step_limit = replay.steps + (min(fair, _FIRST_TRY_STEPS * max(len(events), 1)) if first else fair)
             replay.deadline_seconds = max(deadline - time.monotonic(), 0.0) / left
             replay.deadline = time.monotonic() + replay.deadline_seconds
-            search = _Search(replay, events, read, answers, strategy)
+            search = _Search(replay, events, read, answers, strategy, _PATIENCE if first else None)
             found = search.run()
             if isinstance(found, PartialResult):
                 return dataclasses.replace(found, search=f"witness-first search ({strategy.name})")
@@ -697,3 +738,7 @@ def find_witness(replay: PartialReplay, events: Sequence[Mapping[str, Any]]) -> 
 
 #: The first round's try of each strategy, in spec steps an event: the survey's runs took 1–10.
 _FIRST_TRY_STEPS = 32
+
+#: In the first round, the spec steps a strategy may take without explaining a new event before
+#: it backs up by whole events (:meth:`_Search._back_up`); the second round backs up one choice at a time.
+_PATIENCE = 2_000
