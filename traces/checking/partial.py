@@ -455,12 +455,12 @@ def _replay_partial(header: TraceHeader, observed: list[Mapping[str, Any]], budg
     steps, guided = 0, "the witness-first search was not run (no run explains the trace)"
     if impossible is None:
         environments = witness_environments(header)
-        share = dataclasses.replace(budgets, witness_share=budgets.witness_share / len(environments))
+        until = (int(budgets.steps * budgets.witness_share), started + budgets.seconds * budgets.witness_share)  # the passes share it
         stopped = []
-        for environment in environments:
-            witness_first = PartialReplay(header, share, environment=environment)
+        for passes, environment in zip(range(len(environments), 0, -1), environments):
+            witness_first = PartialReplay(header, budgets, environment=environment)
             witness_first.steps = steps
-            found = find_witness(witness_first, observed)
+            found = find_witness(witness_first, observed, passes, until)
             if isinstance(found, PartialResult):
                 return found
             steps = witness_first.steps

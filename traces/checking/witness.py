@@ -703,27 +703,40 @@ def _request_served(s: BrokerState, a: Action) -> int | None:
     return None
 
 
-def find_witness(replay: PartialReplay, events: Sequence[Mapping[str, Any]]) -> PartialResult | str:
+def find_witness(
+    replay: PartialReplay, events: Sequence[Mapping[str, Any]], passes: int = 1, until: tuple[int, float] | None = None
+) -> PartialResult | str:
     """A conformant result with its witness, found by the strategies in turn from ``replay``'s
-    initial state within the witness-first share of its budgets; or why none was found.
+    initial state within the witness-first share of its budgets (or, given ``until``, by that
+    many spec steps in all and that :func:`time.monotonic`); or why none was found.
 
     The share is spent in two rounds over the strategies. A strategy whose guesses fit the trace
     finds its run in a few spec steps an event, so in the first round each gets a short try
-    (:data:`_FIRST_TRY_STEPS` an event, at most its fair part of what is left); in the second, the
-    strategies whose search stopped on a budget share the rest. A strategy that searched
-    everything it tries and found no run is not tried again."""
+    (:data:`_FIRST_TRY_STEPS` an event, at most its fair part of what is left), in which it backs
+    up by whole events when stuck (:data:`_PATIENCE`). That bound in spec steps is what makes the
+    try short: its time is all the time left, not a part of it, so that a strategy on its way
+    through a long trace is not stopped by a clock that counts the other strategies' turns. In
+    the second round the strategies whose search stopped on a budget share the rest, backing up
+    one choice at a time. A strategy that searched everything it tries and found no run is not
+    tried again. ``passes``: this search and the later ones that share what is left
+    (:func:`traces.checking.partial._replay_partial`'s passes over environments), each of which
+    keeps an equal part of it for its second round."""
     budgets = replay.budgets
     answers = _Answers.read(replay.config, events)
     read = [_Event(record) for record in events]
-    steps_end = replay.steps + int(budgets.steps * budgets.witness_share)
-    deadline = time.monotonic() + budgets.seconds * budgets.witness_share
+    if until is None:
+        until = (replay.steps + int(budgets.steps * budgets.witness_share), time.monotonic() + budgets.seconds * budgets.witness_share)
+    steps_end, deadline = until
     stopped: dict[Strategy, tuple[int, str]] = {}  # each strategy's furthest try: events explained, why it stopped
     tried = list(STRATEGIES)
     for first in (True, False):
+        if not first:  # the later passes keep their part of what is left
+            steps_end = replay.steps + (steps_end - replay.steps) // passes
+            deadline = time.monotonic() + max(deadline - time.monotonic(), 0.0) / passes
         for left, strategy in zip(range(len(tried), 0, -1), list(tried)):
             fair = (steps_end - replay.steps) // left
             replay.step_limit = replay.steps + (min(fair, _FIRST_TRY_STEPS * max(len(events), 1)) if first else fair)
-            replay.deadline_seconds = max(deadline - time.monotonic(), 0.0) / left
+            replay.deadline_seconds = max(deadline - time.monotonic(), 0.0) / (1 if first else left)
             replay.deadline = time.monotonic() + replay.deadline_seconds
             search = _Search(replay, events, read, answers, strategy, _PATIENCE if first else None)
             found = search.run()
