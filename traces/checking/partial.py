@@ -493,13 +493,14 @@ def _impossible(impossible: Impossible, record: Mapping[str, Any]) -> str:
 
 
 def witness_environments(header: TraceHeader) -> list[Environment]:
-    """The environments the witness-first search tries in turn, each with an equal part of its
-    share: first the part of the declaration a trace without one may use (an exception inside the
-    put lock), then, if the declaration allows more, all of it. Each hidden environment step it
-    allows is a branch at every node, tried when the search backs up, so a declaration that allows
-    many would otherwise spend the search on runs the trace does not need: a trace whose run needs
-    none of them is searched first as before (with half the share), and the second pass still
-    proposes only the declared steps."""
+    """The environments the witness-first search tries in turn, sharing its share (the first
+    pass's first round may use all of it, and each pass keeps an equal part of what is left for
+    its second round: :func:`traces.checking.witness.find_witness`): first the part of the
+    declaration a trace without one may use (an exception inside the put lock), then, if the
+    declaration allows more, all of it. Each hidden environment step it allows is a branch at
+    every node, tried when the search backs up, so a declaration that allows many would otherwise
+    spend the search on runs the trace does not need: a trace whose run needs none of them is
+    searched first as before, and the second pass still proposes only the declared steps."""
     declared = header.hidden_environment()
     narrow = replace(QUIET_ENVIRONMENT, exceptions_in_lock=declared.exceptions_in_lock)  # UNDECLARED_ENVIRONMENT's one step, where declared
     # Compared as declarations: compiled by mypyc, ``==`` on two Environment records here did not
