@@ -388,6 +388,12 @@ class _Search:
                     yield moved[0], k, trail
         if self.strategy.focused:
             later = [(i, a, effect) for i, a, effect in later if self._on_the_way(s, a, record)]
+        else:
+            # The put lock taken before the trace needs it makes the store busy sooner, which shows
+            # only events later (a send's dispatch refused); the lock in time for a busy answer is
+            # taken above, so the steps to it come last among the steps no event needs yet.
+            lock = [step for step in later if isinstance(step[1], _TO_THE_LOCK)]
+            later = [step for step in later if step not in lock] + lock
         yield from self._silent(s, k, trail, later, taken)
 
     def _silent(
