@@ -190,6 +190,7 @@ class _Answers:
     due: dict[int, int] = field(default_factory=dict)  # by when its hidden steps are needed: its answer, or (never answered) the next arrival's
     arrivals: dict[ExecutorName | None, list[int]] = field(default_factory=dict)  # executor -> the events at which requests routed to it arrive
     lock_busy: list[int] = field(default_factory=list)  # the events, in order, with an answer of flow control that needs the put lock held long
+    cleaned: list[tuple[int, bool]] = field(default_factory=list)  # the events, in order, with a cleaner's answer, and whether it is a busy drain ([PCBUSY_CLEAN_QUEUE])
     silent: set[ExecutorName | None] = field(default_factory=set)  # the executors with a request the trace never answers (its worker may finish unseen)
     #: executor -> the events, in order, at which one of its workers answers (and may then take
     #: another task): a processor's or the put path's answer, or the put pre-check's [PC_SYNCHRONIZED]
@@ -214,6 +215,8 @@ class _Answers:
                     answers.lock_busy.append(i)
                 cleaned = CLEAN_QUEUE_PATTERN.match(r.remark or "")
                 if cleaned is not None:
+                    if answers.cleaned[-1:] != [(i, answers.tag[request] == "[PCBUSY_CLEAN_QUEUE]")]:
+                        answers.cleaned.append((i, answers.tag[request] == "[PCBUSY_CLEAN_QUEUE]"))
                     answers.created_at[request] = record["ts"] - int(cleaned.group(2))
                     answers.behind[request] = int(cleaned.group(3))  # the remark's size is after removal
                 executor = answers.executor[request]
@@ -370,6 +373,11 @@ class _Search:
         early = event.loads_early if self.strategy.loads_early else _NOTHING
         now = [(i, a, effect) for urgency, i, a, effect in silent if urgency == 0 or type(a) in early]
         later = [(i, a, effect) for urgency, i, a, effect in silent if not (urgency == 0 or type(a) in early)]
+        busy_at = self._run_waits_until(s, k, event.before)
+        if busy_at is not None:
+            moved = replay.step(s, ClockAdvances(busy_at - s.now))
+            if moved is not None:
+                yield moved[0], k, trail
         yield from self._silent(s, k, trail, now, taken)
         before = event.before
         if s.now < before:
@@ -535,6 +543,24 @@ class _Search:
             if self._out_of_order(s, a, request, answered, k):
                 return None
         return max(answered - k, 0)
+
+    def _run_waits_until(self, s: BrokerState, k: int, before: int) -> int | None:
+        """When a due fast-failure run is better started: the millisecond the store turns busy,
+        where the next cleaner's answer is a busy drain that comes after it and before the run
+        after this one is due, and the store is not busy yet (a run on time would find nothing to
+        drain, and the next comes too late); None where the run starts now."""
+        due = self.replay.clock_guard_due(s)
+        if due is None or due > s.now or s.lock.begin_time_in_lock == 0:
+            return None
+        config = self.replay.config
+        busy_at = s.lock.begin_time_in_lock + config.os_page_cache_busy_timeout_ms + 1
+        if not s.now < busy_at or not s.now < before:
+            return None
+        c = bisect.bisect_left(self.answers.cleaned, (k, False))
+        if c == len(self.answers.cleaned) or not self.answers.cleaned[c][1]:
+            return None
+        drained: int = self.events[self.answers.cleaned[c][0]]["ts"]
+        return min(busy_at, before) if busy_at <= drained < due + config.fast_failure_period_ms else None
 
     def _lock_due(self, s: BrokerState, k: int, until: int) -> bool:
         """Whether the clock's next step, to ``until``, passes the last millisecond at which a
