@@ -10,12 +10,15 @@ follows one run instead, and lets the trace steer it:
   the next event, once the clock is at its ``ts``, as a step writing exactly the recorded
   responses; the hidden steps the next event needs (those of the request it answers, and the
   fast-failure scheduler's, whose run is quick); time moving on; the other hidden steps, the
-  request answered soonest first. So a hidden step waits until the trace needs it, and a dead end
-  backs up to the last choice with a child left. A node met before is not searched again
-  (as far back as :class:`_Visited` remembers).
+  request answered soonest first (without the focused guess below, the steps to the put lock
+  last: a lock taken early turns the store busy for a send the trace serves). So a hidden step
+  waits until the trace needs it, and a dead end backs up to the last choice with a child left.
+  A node met before is not searched again (as far back as :class:`_Visited` remembers).
 - Time moves only to the next event's ``ts``, the next due fast-failure run (which starts on
-  time), or a task's creation time that a cleaner's remark gives ("period in queue: 63ms" at
-  ``ts`` 194 says the task was created at 131; no other time explains that answer).
+  time, unless the next cleaner's answer is a busy drain that only a run started once the store
+  is busy can write: then the run first waits until the millisecond the store turns busy), or a
+  task's creation time that a cleaner's remark gives ("period in queue: 63ms" at ``ts`` 194 says
+  the task was created at 131; no other time explains that answer).
 - The trace prunes the steps that would carry a request past the code path that writes its
   answer (a request refused on the remoting thread never becomes a task; one a cleaner answers
   is never taken by a worker; one the put pre-check refuses never passes it), and the states in
