@@ -113,22 +113,28 @@ def test_a_recorded_trace_projected_to_black_box_is_conformant_with_a_witness(tm
     _witness_follows_the_spec(projected, result)
 
 
-def test_the_focused_strategy_explains_what_following_the_trace_order_alone_does_not(tmp_path: Path) -> None:
-    """Before an answer only the answered request's executor moves, before an arrival only the
-    remoting threads: pool exhaustion under 4.3.2 at black-box, where the admin requests answered
-    late multiply the states the trace-order strategy searches, is explained at once."""
+def test_the_focused_strategy_and_the_lock_taken_last_each_explain_pool_exhaustion(tmp_path: Path) -> None:
+    """Pool exhaustion under 4.3.2 at black-box: before an answer only the answered request's
+    executor moves, before an arrival only the remoting threads, so the focused strategy explains
+    it at once where the admin requests answered late multiplied the states the trace-order
+    strategy searched. Trace order now explains it as quickly: among the hidden steps no event
+    needs yet it takes the steps to the put lock last (taken early, the lock made the store busy
+    for a send the trace serves, which showed only events later); it stopped at seq 26 in the same
+    4,000 spec steps when it took them as soon as their send was answered soonest."""
     from traces.checking.partial import PartialReplay
-    from traces.checking.witness import STRATEGIES, find_witness
+    from traces.checking.witness import STRATEGIES, _Answers, _Event, _Search, find_witness
 
     projected = list(project(_recorded(tmp_path, "pool-exhaustion", "4.3.2", 300), Observation.BLACK_BOX))
-    header = header_from_record(projected[0])
-    # Bounded by steps, not time, so that which strategy finds it does not rest on the machine's speed
-    # (each strategy's first try is 32 spec steps an event: 2,592 here).
-    budgets = Budgets(candidates=5_000, steps=1_600_000, seconds=600, witness_share=1.0)
-    found = find_witness(PartialReplay(header, budgets), projected[1:])
-    assert isinstance(found, PartialResult) and found.search == "witness-first search (focused)"
-    _witness_follows_the_spec(projected, found)
-    assert STRATEGIES[0].name == "trace order" and not STRATEGIES[0].focused  # it ran first and found none
+    header, events = header_from_record(projected[0]), projected[1:]
+    budgets = Budgets(candidates=5_000, steps=4_000, seconds=600, witness_share=1.0)  # by steps, not the machine's speed
+    for strategy in STRATEGIES[:2]:
+        assert strategy.name in ("trace order", "focused") and strategy.focused == (strategy.name == "focused")
+        replay = PartialReplay(header, budgets)
+        found = _Search(replay, events, [_Event(r) for r in events], _Answers.read(replay.config, events), strategy).run()
+        assert isinstance(found, PartialResult), found
+        _witness_follows_the_spec(projected, found)
+    first = find_witness(PartialReplay(header, budgets), events)
+    assert isinstance(first, PartialResult) and first.search == "witness-first search (trace order)"
 
 
 @pytest.mark.parametrize(
@@ -289,6 +295,48 @@ def test_the_full_queues_strategy_lets_a_worker_free_a_full_queue_before_an_arri
     budgets = Budgets(candidates=5_000, steps=20_000, seconds=600, witness_share=1.0)  # by steps, not the machine's speed
     found = find_witness(PartialReplay(header_from_record(projected[0]), budgets), projected[1:])
     assert isinstance(found, PartialResult) and found.search == "witness-first search (focused, full queues)", found
+    _witness_follows_the_spec(projected, found)
+
+
+def test_a_strategy_stuck_after_a_wrong_guess_backs_up_by_whole_events(tmp_path: Path) -> None:
+    """steady under 5.3.3 at black-box (the bench's first base trace, 1,500 steps: 364 events):
+    the focused strategy makes a wrong guess a few events before seq 108 and, backing up one
+    choice at a time, searches every order of the hidden steps since and never gets past it. Backing
+    up by whole events (1, 2, 4, ...) once stuck for a while, it explains the whole trace within
+    the same spec steps."""
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import _PATIENCE, STRATEGIES, _Answers, _Event, _Search
+
+    projected = list(project(_recorded(tmp_path, "steady", "5.3.3", 1_500), Observation.BLACK_BOX))
+    header, events = header_from_record(projected[0]), projected[1:]
+    focused = next(s for s in STRATEGIES if s.name == "focused")
+    outcomes = []
+    for patience in (None, _PATIENCE):
+        replay = PartialReplay(header, Budgets(candidates=5_000, steps=40_000, seconds=600, witness_share=1.0))  # by steps, not the machine's speed
+        search = _Search(replay, events, [_Event(r) for r in events], _Answers.read(replay.config, events), focused, patience)
+        outcomes.append((search.run(), search.deepest))
+    (stuck, deepest), (found, _) = outcomes
+    assert isinstance(stuck, str) and "stopped at seq 108" in stuck and deepest < len(events) // 2, stuck
+    assert isinstance(found, PartialResult), found
+    _witness_follows_the_spec(projected, found)
+
+
+def test_a_due_fast_failure_run_waits_for_the_store_to_turn_busy_before_a_busy_drain(tmp_path: Path) -> None:
+    """pool-exhaustion under 5.3.3, seed 3 (the bench's base trace, 13,500 steps: 4,482 events
+    at black-box): a [PCBUSY_CLEAN_QUEUE] at ts 8858 (seq 4310) needs a fast-failure run started
+    once the store is busy (from 8857, the lock taken at 8836); the run due at 8851 found it not
+    busy and the next is due at 8861. The scheduler need not be punctual, and the true run's lags
+    seconds behind: so where the next cleaner's answer is such a drain, the search first lets the
+    due run wait until the store turns busy, and "trace order" explains the whole trace, where it
+    stopped at seq 4310 in 120,000 spec steps when every run started on time."""
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import _PATIENCE, STRATEGIES, _Answers, _Event, _Search
+
+    projected = list(project(_recorded(tmp_path, "pool-exhaustion", "5.3.3", 13_500, seed=3), Observation.BLACK_BOX))
+    header, events = header_from_record(projected[0]), projected[1:]
+    replay = PartialReplay(header, Budgets(candidates=5_000, steps=60_000, seconds=600, witness_share=1.0))  # by steps, not the machine's speed
+    found = _Search(replay, events, [_Event(r) for r in events], _Answers.read(replay.config, events), STRATEGIES[0], _PATIENCE).run()
+    assert isinstance(found, PartialResult), found
     _witness_follows_the_spec(projected, found)
 
 

@@ -455,12 +455,12 @@ def _replay_partial(header: TraceHeader, observed: list[Mapping[str, Any]], budg
     steps, guided = 0, "the witness-first search was not run (no run explains the trace)"
     if impossible is None:
         environments = witness_environments(header)
-        share = dataclasses.replace(budgets, witness_share=budgets.witness_share / len(environments))
+        until = (int(budgets.steps * budgets.witness_share), started + budgets.seconds * budgets.witness_share)  # the passes share it
         stopped = []
-        for environment in environments:
-            witness_first = PartialReplay(header, share, environment=environment)
+        for passes, environment in zip(range(len(environments), 0, -1), environments):
+            witness_first = PartialReplay(header, budgets, environment=environment)
             witness_first.steps = steps
-            found = find_witness(witness_first, observed)
+            found = find_witness(witness_first, observed, passes, until)
             if isinstance(found, PartialResult):
                 return found
             steps = witness_first.steps
@@ -493,13 +493,14 @@ def _impossible(impossible: Impossible, record: Mapping[str, Any]) -> str:
 
 
 def witness_environments(header: TraceHeader) -> list[Environment]:
-    """The environments the witness-first search tries in turn, each with an equal part of its
-    share: first the part of the declaration a trace without one may use (an exception inside the
-    put lock), then, if the declaration allows more, all of it. Each hidden environment step it
-    allows is a branch at every node, tried when the search backs up, so a declaration that allows
-    many would otherwise spend the search on runs the trace does not need: a trace whose run needs
-    none of them is searched first as before (with half the share), and the second pass still
-    proposes only the declared steps."""
+    """The environments the witness-first search tries in turn, sharing its share (the first
+    pass's first round may use all of it, and each pass keeps an equal part of what is left for
+    its second round: :func:`traces.checking.witness.find_witness`): first the part of the
+    declaration a trace without one may use (an exception inside the put lock), then, if the
+    declaration allows more, all of it. Each hidden environment step it allows is a branch at
+    every node, tried when the search backs up, so a declaration that allows many would otherwise
+    spend the search on runs the trace does not need: a trace whose run needs none of them is
+    searched first as before, and the second pass still proposes only the declared steps."""
     declared = header.hidden_environment()
     narrow = replace(QUIET_ENVIRONMENT, exceptions_in_lock=declared.exceptions_in_lock)  # UNDECLARED_ENVIRONMENT's one step, where declared
     # Compared as declarations: compiled by mypyc, ``==`` on two Environment records here did not

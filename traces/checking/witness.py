@@ -10,12 +10,15 @@ follows one run instead, and lets the trace steer it:
   the next event, once the clock is at its ``ts``, as a step writing exactly the recorded
   responses; the hidden steps the next event needs (those of the request it answers, and the
   fast-failure scheduler's, whose run is quick); time moving on; the other hidden steps, the
-  request answered soonest first. So a hidden step waits until the trace needs it, and a dead end
-  backs up to the last choice with a child left. A node met before is not searched again
-  (as far back as :class:`_Visited` remembers).
+  request answered soonest first (without the focused guess below, the steps to the put lock
+  last: a lock taken early turns the store busy for a send the trace serves). So a hidden step
+  waits until the trace needs it, and a dead end backs up to the last choice with a child left.
+  A node met before is not searched again (as far back as :class:`_Visited` remembers).
 - Time moves only to the next event's ``ts``, the next due fast-failure run (which starts on
-  time), or a task's creation time that a cleaner's remark gives ("period in queue: 63ms" at
-  ``ts`` 194 says the task was created at 131; no other time explains that answer).
+  time, unless the next cleaner's answer is a busy drain that only a run started once the store
+  is busy can write: then the run first waits until the millisecond the store turns busy), or a
+  task's creation time that a cleaner's remark gives ("period in queue: 63ms" at ``ts`` 194 says
+  the task was created at 131; no other time explains that answer).
 - The trace prunes the steps that would carry a request past the code path that writes its
   answer (a request refused on the remoting thread never becomes a task; one a cleaner answers
   is never taken by a worker; one the put pre-check refuses never passes it), and the states in
@@ -49,6 +52,10 @@ follows one run instead, and lets the trace steer it:
   of a full queue that holds one (its dispatch waits for a worker to take a task).
   Each guess is right for most traces and wrong for some, so the search tries a portfolio of
   strategies in turn, each with a share of the budget.
+- A wrong guess often shows only events later, and backing up one choice at a time searches
+  every order of the hidden steps taken since before it reaches the guess. So in the first round
+  a strategy that explains no new event for a while backs up by whole events, one, then two,
+  four, ... (:meth:`_Search._back_up`); the second round backs up one choice at a time.
 
 Soundness. The search only ever takes steps whose guard holds, from the spec's initial state, and
 matches every observed event with the responses it recorded: the path it returns *is* a run of
@@ -188,6 +195,7 @@ class _Answers:
     due: dict[int, int] = field(default_factory=dict)  # by when its hidden steps are needed: its answer, or (never answered) the next arrival's
     arrivals: dict[ExecutorName | None, list[int]] = field(default_factory=dict)  # executor -> the events at which requests routed to it arrive
     lock_busy: list[int] = field(default_factory=list)  # the events, in order, with an answer of flow control that needs the put lock held long
+    cleaned: list[tuple[int, bool]] = field(default_factory=list)  # the events, in order, with a cleaner's answer, and whether it is a busy drain ([PCBUSY_CLEAN_QUEUE])
     silent: set[ExecutorName | None] = field(default_factory=set)  # the executors with a request the trace never answers (its worker may finish unseen)
     #: executor -> the events, in order, at which one of its workers answers (and may then take
     #: another task): a processor's or the put path's answer, or the put pre-check's [PC_SYNCHRONIZED]
@@ -212,6 +220,8 @@ class _Answers:
                     answers.lock_busy.append(i)
                 cleaned = CLEAN_QUEUE_PATTERN.match(r.remark or "")
                 if cleaned is not None:
+                    if answers.cleaned[-1:] != [(i, answers.tag[request] == "[PCBUSY_CLEAN_QUEUE]")]:
+                        answers.cleaned.append((i, answers.tag[request] == "[PCBUSY_CLEAN_QUEUE]"))
                     answers.created_at[request] = record["ts"] - int(cleaned.group(2))
                     answers.behind[request] = int(cleaned.group(3))  # the remark's size is after removal
                 executor = answers.executor[request]
@@ -234,7 +244,13 @@ class _Search:
     """One strategy's depth-first search over one trace."""
 
     def __init__(
-        self, replay: PartialReplay, events: Sequence[Mapping[str, Any]], read: Sequence[_Event], answers: _Answers, strategy: Strategy
+        self,
+        replay: PartialReplay,
+        events: Sequence[Mapping[str, Any]],
+        read: Sequence[_Event],
+        answers: _Answers,
+        strategy: Strategy,
+        patience: int | None = None,
     ) -> None:
         self.replay = replay
         self.events = events
@@ -250,8 +266,12 @@ class _Search:
         #: hides none (``queues``), the trace's own events fix everything :meth:`_no_run_goes_on`
         #: reads, so it says the same of every node that explains as many events and cannot steer.
         self.queues_hidden = any(issubclass(a, _MOVES_QUEUES) for a in replay.hidden_rules)
+        self.patience = patience  # spec steps without a new event explained before backing up by whole events (None: never)
+        self.gave_up = False  # whether it backed up past choices it had not tried (:meth:`run`)
 
     def run(self) -> PartialResult | str:
+        """Depth first from the initial state; with :attr:`patience`, backing up by whole events
+        when the search makes no progress (see :meth:`_back_up`)."""
         replay, events = self.replay, self.events
         ((root, trail),) = replay.candidates.items()
         if not events:
@@ -260,11 +280,16 @@ class _Search:
         visited.first_time(root, 0)
         nodes = 1  # nodes searched
         frames: list[Iterator[tuple[BrokerState, int, Trail | None]]] = [self._children(root, trail, 0)]
+        levels = [0]  # the events explained by each frame's node
+        progress = replay.steps  # the spec steps taken when the deepest node was last found
+        jump = 1  # how many events the next back-up goes back
+        patience = self.patience
         try:
             while frames:
                 found = next(frames[-1], None)
                 if found is None:
                     frames.pop()
+                    levels.pop()
                     continue
                 s, k, trail = found
                 if k == len(events):
@@ -278,12 +303,34 @@ class _Search:
                 self.searched[k] = self.searched.get(k, 0) + 1
                 if nodes > replay.budgets.candidates * 20:
                     raise OutOfBudget(f"candidates budget ({replay.budgets.candidates * 20} states searched) ran out")
-                self.deepest = max(self.deepest, k)
+                if k > self.deepest:
+                    self.deepest, progress, jump, patience = k, replay.steps, 1, self.patience
+                elif patience is not None and replay.steps - progress > patience:
+                    self._back_up(frames, levels, self.deepest - jump)
+                    progress, jump = replay.steps, jump * 2
+                    if jump > self.deepest:  # back to the start: again from one event back, more patient
+                        jump, patience = 1, patience * 2
+                    continue
                 frames.append(self._children(s, trail, k))
+                levels.append(k)
         except OutOfBudget as e:
             return f"{self.strategy.name}: stopped at seq {events[self.deepest]['seq']} ({e})"
-        self.searched_all = True
+        self.searched_all = not self.gave_up
         return f"{self.strategy.name}: no run found (as far as seq {events[self.deepest]['seq']})"
+
+    def _back_up(self, frames: list[Iterator[tuple[BrokerState, int, Trail | None]]], levels: list[int], to: int) -> None:
+        """Give up the choices made since the node explaining ``to`` events went on to the next
+        one: the frames of the nodes explaining more are dropped, and the last node explaining
+        ``to`` tries its next child. A wrong guess events back (a lock taken too early, a task
+        taken that should have waited) shows only events later, and backing up one choice at a
+        time searches every order of the hidden steps since before reaching it; each time the
+        search is stuck again without a new event explained, it backs up twice as far. What it
+        gives up is only what it does not try (a search that backed up never says it searched
+        everything), and what it returns is still a path of enabled steps checked event by event."""
+        while len(frames) > 1 and levels[-1] > to:
+            frames.pop()
+            levels.pop()
+        self.gave_up = True
 
     def _children(self, s: BrokerState, trail: Trail | None, k: int) -> Iterator[tuple[BrokerState, int, Trail | None]]:
         """The children of a node, in the order they are tried (see the module docstring)."""
@@ -335,6 +382,11 @@ class _Search:
         early = event.loads_early if self.strategy.loads_early else _NOTHING
         now = [(i, a, effect) for urgency, i, a, effect in silent if urgency == 0 or type(a) in early]
         later = [(i, a, effect) for urgency, i, a, effect in silent if not (urgency == 0 or type(a) in early)]
+        busy_at = self._run_waits_until(s, k, event.before)
+        if busy_at is not None:
+            moved = replay.step(s, ClockAdvances(busy_at - s.now))
+            if moved is not None:
+                yield moved[0], k, trail
         yield from self._silent(s, k, trail, now, taken)
         before = event.before
         if s.now < before:
@@ -353,6 +405,12 @@ class _Search:
                     yield moved[0], k, trail
         if self.strategy.focused:
             later = [(i, a, effect) for i, a, effect in later if self._on_the_way(s, a, record)]
+        else:
+            # The put lock taken before the trace needs it makes the store busy sooner, which shows
+            # only events later (a send's dispatch refused); the lock in time for a busy answer is
+            # taken above, so the steps to it come last among the steps no event needs yet.
+            lock = [step for step in later if isinstance(step[1], _TO_THE_LOCK)]
+            later = [step for step in later if step not in lock] + lock
         yield from self._silent(s, k, trail, later, taken)
 
     def _silent(
@@ -494,6 +552,24 @@ class _Search:
             if self._out_of_order(s, a, request, answered, k):
                 return None
         return max(answered - k, 0)
+
+    def _run_waits_until(self, s: BrokerState, k: int, before: int) -> int | None:
+        """When a due fast-failure run is better started: the millisecond the store turns busy,
+        where the next cleaner's answer is a busy drain that comes after it and before the run
+        after this one is due, and the store is not busy yet (a run on time would find nothing to
+        drain, and the next comes too late); None where the run starts now."""
+        due = self.replay.clock_guard_due(s)
+        if due is None or due > s.now or s.lock.begin_time_in_lock == 0:
+            return None
+        config = self.replay.config
+        busy_at = s.lock.begin_time_in_lock + config.os_page_cache_busy_timeout_ms + 1
+        if not s.now < busy_at or not s.now < before:
+            return None
+        c = bisect.bisect_left(self.answers.cleaned, (k, False))
+        if c == len(self.answers.cleaned) or not self.answers.cleaned[c][1]:
+            return None
+        drained: int = self.events[self.answers.cleaned[c][0]]["ts"]
+        return min(busy_at, before) if busy_at <= drained < due + config.fast_failure_period_ms else None
 
     def _lock_due(self, s: BrokerState, k: int, until: int) -> bool:
         """Whether the clock's next step, to ``until``, passes the last millisecond at which a
@@ -668,29 +744,42 @@ def _request_served(s: BrokerState, a: Action) -> int | None:
     return None
 
 
-def find_witness(replay: PartialReplay, events: Sequence[Mapping[str, Any]]) -> PartialResult | str:
+def find_witness(
+    replay: PartialReplay, events: Sequence[Mapping[str, Any]], passes: int = 1, until: tuple[int, float] | None = None
+) -> PartialResult | str:
     """A conformant result with its witness, found by the strategies in turn from ``replay``'s
-    initial state within the witness-first share of its budgets; or why none was found.
+    initial state within the witness-first share of its budgets (or, given ``until``, by that
+    many spec steps in all and that :func:`time.monotonic`); or why none was found.
 
     The share is spent in two rounds over the strategies. A strategy whose guesses fit the trace
     finds its run in a few spec steps an event, so in the first round each gets a short try
-    (:data:`_FIRST_TRY_STEPS` an event, at most its fair part of what is left); in the second, the
-    strategies whose search stopped on a budget share the rest. A strategy that searched
-    everything it tries and found no run is not tried again."""
+    (:data:`_FIRST_TRY_STEPS` an event, at most its fair part of what is left), in which it backs
+    up by whole events when stuck (:data:`_PATIENCE`). That bound in spec steps is what makes the
+    try short: its time is all the time left, not a part of it, so that a strategy on its way
+    through a long trace is not stopped by a clock that counts the other strategies' turns. In
+    the second round the strategies whose search stopped on a budget share the rest, backing up
+    one choice at a time. A strategy that searched everything it tries and found no run is not
+    tried again. ``passes``: this search and the later ones that share what is left
+    (:func:`traces.checking.partial._replay_partial`'s passes over environments), each of which
+    keeps an equal part of it for its second round."""
     budgets = replay.budgets
     answers = _Answers.read(replay.config, events)
     read = [_Event(record) for record in events]
-    steps_end = replay.steps + int(budgets.steps * budgets.witness_share)
-    deadline = time.monotonic() + budgets.seconds * budgets.witness_share
+    if until is None:
+        until = (replay.steps + int(budgets.steps * budgets.witness_share), time.monotonic() + budgets.seconds * budgets.witness_share)
+    steps_end, deadline = until
     stopped: dict[Strategy, tuple[int, str]] = {}  # each strategy's furthest try: events explained, why it stopped
     tried = list(STRATEGIES)
     for first in (True, False):
+        if not first:  # the later passes keep their part of what is left
+            steps_end = replay.steps + (steps_end - replay.steps) // passes
+            deadline = time.monotonic() + max(deadline - time.monotonic(), 0.0) / passes
         for left, strategy in zip(range(len(tried), 0, -1), list(tried)):
             fair = (steps_end - replay.steps) // left
             replay.step_limit = replay.steps + (min(fair, _FIRST_TRY_STEPS * max(len(events), 1)) if first else fair)
-            replay.deadline_seconds = max(deadline - time.monotonic(), 0.0) / left
+            replay.deadline_seconds = max(deadline - time.monotonic(), 0.0) / (1 if first else left)
             replay.deadline = time.monotonic() + replay.deadline_seconds
-            search = _Search(replay, events, read, answers, strategy)
+            search = _Search(replay, events, read, answers, strategy, _PATIENCE if first else None)
             found = search.run()
             if isinstance(found, PartialResult):
                 return dataclasses.replace(found, search=f"witness-first search ({strategy.name})")
@@ -703,3 +792,7 @@ def find_witness(replay: PartialReplay, events: Sequence[Mapping[str, Any]]) -> 
 
 #: The first round's try of each strategy, in spec steps an event: the survey's runs took 1–10.
 _FIRST_TRY_STEPS = 32
+
+#: In the first round, the spec steps a strategy may take without explaining a new event before
+#: it backs up by whole events (:meth:`_Search._back_up`); the second round backs up one choice at a time.
+_PATIENCE = 2_000
