@@ -235,6 +235,32 @@ def test_accept_batch_agrees_with_check_on_several_corruptions(data: st.DataObje
     _agree(_taken(case.before), _batch(rows), repr(rows))
 
 
+def test_the_kind_tables_are_the_kinds_each_check_is_about() -> None:
+    """accept_batch's per-kind tables are built on import, before mutmut forks a mutant, so a mutated
+    _by_kind would never be judged through them: build each again here."""
+    tests: list[tuple[Any, Callable[[str], bool]]] = [
+        (read._IS_ARRIVAL, lambda k: k == "RequestArrives"), (read._IS_RESPONSE, lambda k: k == RESPONSE_KIND)]
+    for table, test in tests:
+        again = read._by_kind(test)
+        assert again.dtype == bool and again.tolist() == table.tolist() == [test(k) for k in read._EVENT_KINDS] + [False]
+    assert read._by_kind(lambda k: True).tolist() == [True] * len(read._EVENT_KINDS) + [False]  # never the header
+
+
+def test_closed_traces_forget_their_opaques_and_nothing_else() -> None:
+    """After a layout's unit its traces are whole (traces.checking.validation.validate_parts): their
+    opaques, kept only to refuse a reused one, are dropped; the rest of what validation keeps stays."""
+    full = _example("conformant-5.3.3.jsonl")
+    v = _taken([_at_level(full, Observation.FULL, "a")[:30], _at_level(full, Observation.QUEUES, "b")[:30]])
+    assert all(p.opaques for p in v.traces.values())
+    def rest(v: Validator) -> tuple[object, ...]:
+        return v.events, dict(v.kinds), [(t, p.header, p.last_seq, p.last_ts, p.kinds) for t, p in v.traces.items()]
+
+    kept = rest(v)
+    v.close_traces()
+    assert [p.opaques for p in v.traces.values()] == [set(), set()] and rest(v) == kept
+    assert _row_by_row(v, _batch(_at_level(full, Observation.FULL, "c")[:5]))  # and it takes new traces
+
+
 def test_a_dictionary_that_repeats_values_or_holds_unused_ones() -> None:
     # Parquet may hand a batch a dictionary shared with other batches: values no row uses, or
     # one value twice; a trace split over two dictionary entries is still one trace.
