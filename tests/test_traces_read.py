@@ -277,6 +277,14 @@ def test_an_empty_batch_is_taken_and_changes_nothing() -> None:
     assert v.accept_batch(_batch([])) and _state(v) == kept
 
 
+def test_a_batch_of_headers_only() -> None:
+    """A batch may hold no event (a file's last batch of headers, or check_part's rows of its traces)."""
+    full = _example("conformant-5.3.3.jsonl")
+    before = _taken([_at_level(full, Observation.FULL, "t")[:10]])
+    headers = [_at_level(full, o, f"new-{o.value}")[0] for o in Observation]
+    assert _agree(before, _batch(headers), "headers only") and _agree(Validator(), _batch(headers[:1]), "one header")
+
+
 def test_a_second_header_of_a_trace_is_refused_in_a_later_batch_and_in_the_same_one() -> None:
     trace = _at_level(_example("conformant-5.3.3.jsonl"), Observation.FULL, "t")
     other = _at_level(_example("conformant-pool-exhaustion.jsonl"), Observation.QUEUES, "u")
