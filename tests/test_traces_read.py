@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 import traces.format.read as read
 from spec.profiles import ExecutorName
 from traces.format.records import (
-    ARROW_SCHEMA, HEADER_KIND, KINDS, LEVEL_KINDS, REPEATED_STRINGS, RESPONSE_KIND, Observation, header_from_record, header_record,
+    ARROW_SCHEMA, HEADER_KIND, JAVA_INT_MAX, JAVA_INT_MIN, KINDS, LEVEL_KINDS, REPEATED_STRINGS, RESPONSE_KIND, Observation, header_from_record, header_record,
 )
 from traces.format.read import TraceInputError, Validator, validate
 from traces.format.write import parquet_row
@@ -283,6 +283,48 @@ def test_a_batch_of_headers_only() -> None:
     before = _taken([_at_level(full, Observation.FULL, "t")[:10]])
     headers = [_at_level(full, o, f"new-{o.value}")[0] for o in Observation]
     assert _agree(before, _batch(headers), "headers only") and _agree(Validator(), _batch(headers[:1]), "one header")
+
+
+def test_codes_at_the_ends_of_a_java_int() -> None:
+    trace = _at_level(_example("conformant-5.3.3.jsonl"), Observation.FULL, "t")[:30]
+    arrival = next(i for i, r in enumerate(trace) if r["kind"] == "RequestArrives")
+    for code, valid in ((JAVA_INT_MIN - 1, False), (JAVA_INT_MIN, True), (JAVA_INT_MAX, True), (JAVA_INT_MAX + 1, False)):
+        rows = [*trace[:arrival], {**trace[arrival], "code": code}, *trace[arrival + 1 :]]
+        assert _agree(Validator(), _batch(rows), f"code {code}") == valid
+
+
+def test_an_opaque_reused_within_either_trace_of_a_batch() -> None:
+    """accept_batch sorts the batch's arrivals by trace, then opaque: a repeat is two neighbours of one trace."""
+    full = _example("conformant-5.3.3.jsonl")
+    a, b = _at_level(full, Observation.FULL, "a")[:30], _at_level(full, Observation.QUEUES, "b")[:30]
+    assert _agree(Validator(), _batch(_interleave(a, b)), "the same opaques in two traces")
+    for reusing in ("a", "b"):
+        rows = a if reusing == "a" else b
+        arrivals = [i for i, r in enumerate(rows) if r["kind"] == "RequestArrives"]
+        again = [*rows[: arrivals[1]], {**rows[arrivals[1]], "request_id": rows[arrivals[0]]["request_id"]}, *rows[arrivals[1] + 1 :]]
+        batch = _interleave(again, b) if reusing == "a" else _interleave(a, again)
+        assert not _agree(Validator(), _batch(batch), f"an opaque reused in trace {reusing}")
+
+
+def test_a_header_without_ts() -> None:
+    """Validator.check reads no ts of a header, so a header may leave it null (its events may not)."""
+    trace = _at_level(_example("conformant-5.3.3.jsonl"), Observation.QUEUES, "t")[:30]
+    assert _agree(Validator(), _batch([{**trace[0], "ts": None}, *trace[1:]]), "a header without ts")
+
+
+def test_a_queues_trace_answers_only_the_put_path_in_a_batch_too() -> None:
+    """A 'queues' trace records as Response events only the put path's answers (SUCCESS, SYSTEM_ERROR)."""
+    from traces.format.project import project
+
+    full = [json.loads(line) for line in (EXAMPLES / "conformant-5.3.3.jsonl").read_text().splitlines()]
+    rows = [parquet_row(r) for r in project(iter(full), Observation.QUEUES)][:60]
+    answers = [i for i, r in enumerate(rows) if r["kind"] == RESPONSE_KIND]
+    assert answers, "the example's queues projection has Response events"
+    assert _agree(Validator(), _batch(rows), "the put path's answers")
+    for code, valid in ((1, True), (2, False)):
+        at = answers[0]
+        changed = [*rows[:at], {**rows[at], "responses": [{**rows[at]["responses"][0], "code": code}]}, *rows[at + 1 :]]
+        assert _agree(Validator(), _batch(changed), f"code {code}") == valid
 
 
 def test_a_second_header_of_a_trace_is_refused_in_a_later_batch_and_in_the_same_one() -> None:
