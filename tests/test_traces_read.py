@@ -70,7 +70,7 @@ def _as_read(batch: pa.RecordBatch) -> pa.RecordBatch:
 
 
 def _state(v: Validator) -> tuple[object, ...]:
-    return v.events, dict(v.kinds), [(t, p.header, p.last_seq, p.kinds, p.opaques) for t, p in v.traces.items()]
+    return v.events, dict(v.kinds), [(t, p.header, p.last_seq, p.last_ts, p.kinds, p.opaques) for t, p in v.traces.items()]
 
 
 def _row_by_row(v: Validator, batch: pa.RecordBatch) -> bool:
