@@ -471,6 +471,37 @@ def test_a_bad_row_in_a_later_batch_gets_the_row_by_row_message(
     assert _message([path]) == vectorised
 
 
+def test_check_part_reads_only_its_row_groups_and_traces_and_names_the_files_rows(small_batches: None, tmp_path: Path) -> None:
+    """A Spark validation task's part (traces.checking.validation): some row groups of a file, only some
+    traces' rows (and rows of no trace, which are invalid); a problem is named by the file's own row or line."""
+    full = _example("conformant-5.3.3.jsonl")
+    rows = _interleave(_at_level(full, Observation.FULL, "a")[:80], _at_level(full, Observation.QUEUES, "b")[:80])
+    bad = next(i for i in range(110, 150) if rows[i]["trace_id"] == "b")  # in the third row group (100-149)
+    rows[bad] = {**rows[bad], "seq": 1}
+    path = _write_parquet(tmp_path / "t.parquet", rows)  # row groups of 50
+    jsonl = tmp_path / "t.jsonl"
+    jsonl.write_text("".join(json.dumps({k: v for k, v in r.items() if v is not None}) + "\n" for r in rows))
+    for source in (path, str(jsonl)):
+        v = Validator()
+        read.check_part(source, v, None, frozenset({"a"}))
+        assert list(v.traces) == ["a"] and v.events == 79
+        with pytest.raises(read.InputProblem) as e:
+            read.check_part(source, Validator(), None, frozenset({"b"}))
+        where = f"t.parquet row {bad}: " if source == path else f"t.jsonl:{bad + 1}: "
+        assert f"{where}field 'seq': trace 'b'" in str(e.value), str(e.value)
+    v = Validator()
+    read.check_part(path, v, [0, 1], frozenset({"a", "b"}))
+    assert v.events == 98 and v.traces["a"].last_seq + v.traces["b"].last_seq == 98
+    later = _copy(v)
+    read.check_part(path, v, [2], frozenset({"a"}))  # a's rows of the third group follow on
+    assert v.traces["a"].last_seq == 74
+    with pytest.raises(read.InputProblem, match=f"t.parquet row {bad}: field 'seq'"):
+        read.check_part(path, later, [2], None)
+    nameless = _write_parquet(tmp_path / "n.parquet", [*rows[:10], {**rows[10], "trace_id": None}], pa.schema([f.with_nullable(True) for f in ARROW_SCHEMA]))
+    with pytest.raises(read.InputProblem, match="row 10: field 'trace_id' is missing"):
+        read.check_part(nameless, Validator(), None, frozenset({"a"}))
+
+
 def test_a_trace_continues_across_batches_and_files(small_batches: None, tmp_path: Path) -> None:
     rows = _at_level(_example("conformant-5.3.3.jsonl"), Observation.QUEUES, "t")
     first = _write_parquet(tmp_path / "a.parquet", rows[:101])
