@@ -236,6 +236,7 @@ WHOLE_MESSAGES: list[tuple[str, Callable[[list[Record]], list[Record]], str]] = 
      "{answer}: field 'responses': a Response event carries exactly one response, got 2"),
     ("remark", lambda g: _changed(g, _first(g, "RequestArrives"), responses=[{"request_id": 1, "code": 0, "remark": 5}]),
      "{arrival}: field 'responses[0].remark' must be a string or null"),
+    ("queue", lambda g: _changed(g, _first(g, "FastFailureStopsAtHead"), queue="bogus"), "{head}: field 'queue': unknown executor 'bogus'"),
     ("long value", lambda g: _changed(g, _first(g, "RequestArrives"), topic=["x" * 100]),
      "{arrival}: field 'topic' must be str, got " + json.dumps(["x" * 100])[:80]),
 ]
@@ -249,7 +250,7 @@ def test_each_problem_of_a_record_has_its_whole_message(
     queues = _queues(good)
     expected = "t.jsonl:" + message.format(
         kind=good[1]["kind"], ts=queues[2]["ts"] - 1, ts_before=queues[2]["ts"],
-        arrival=_first(good, "RequestArrives") + 1, answer=_first(queues, "Response") + 1)
+        arrival=_first(good, "RequestArrives") + 1, answer=_first(queues, "Response") + 1, head=_first(good, "FastFailureStopsAtHead") + 1)
     lines = _refused([str(_write(tmp_path / "t.jsonl", records))]).splitlines()
     assert [line.removeprefix(f"{tmp_path}/") for line in lines] == [expected]
 
