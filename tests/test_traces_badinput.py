@@ -273,3 +273,35 @@ def test_a_parquet_file_with_a_column_of_another_type_or_an_unknown_column(good:
     extra = ARROW_SCHEMA.append(pa.field("colour", pa.string()))
     pq.write_table(pa.Table.from_pylist([{**r, "colour": "red"} for r in rows], schema=extra), tmp_path / "b.parquet")
     assert _refused([str(tmp_path / "b.parquet")]) == f"{tmp_path}/b.parquet row 0: unknown column(s) ['colour']"
+
+
+def test_the_problems_as_data_name_file_line_or_row_and_message(good: list[Record], tmp_path: Path) -> None:
+    """TraceInputError.located: what a report shows of each bad file (flowspec check's JSON)."""
+    from traces.format.read import InputProblem, check_part, Validator
+
+    _write(tmp_path / "a.jsonl", [good[0], {**good[1], "seq": 5}])
+    rows = [parquet_row({**r, "trace_id": "b"}) for r in good[:4]]
+    pq.write_table(pa.Table.from_pylist([*rows[:3], {**rows[3], "seq": 9}], schema=ARROW_SCHEMA), tmp_path / "b.parquet")
+    (tmp_path / "c.jsonl").write_text("")
+    missing = str(tmp_path / "nothing-here")
+    with pytest.raises(TraceInputError) as e:
+        validate([str(tmp_path / "a.jsonl"), str(tmp_path / "b.parquet"), str(tmp_path / "c.jsonl")])
+    a, b, c = (str(tmp_path / n) for n in ("a.jsonl", "b.parquet", "c.jsonl"))
+    seq = f"field 'seq': trace {good[0]['trace_id']!r} seq"
+    assert e.value.located == (
+        {"file": a, "line": 2, "message": f"{seq} 5 after seq 0 skips seq 1..4"},
+        {"file": b, "row": 3, "message": "field 'seq': trace 'b' seq 9 after seq 2 skips seq 3..8"},
+        {"file": c, "message": "empty: no trace records"},
+    )
+    assert str(e.value).split("\n") == [f"{a}:2: {seq} 5 after seq 0 skips seq 1..4", f"{b} row 3: field 'seq': trace 'b' seq 9 after seq 2 skips seq 3..8",
+                                         f"{c}: empty: no trace records"]
+    with pytest.raises(TraceInputError) as e:
+        validate([missing, a])
+    assert e.value.located == ({"file": missing, "message": "no such file or directory"},)
+    with pytest.raises(TraceInputError) as e:
+        (tmp_path / "no-traces").mkdir()
+        validate([str(tmp_path / "no-traces")])
+    assert e.value.located == ({"message": str(e.value)},) and "no trace files" in str(e.value)
+    with pytest.raises(InputProblem) as p:
+        check_part(missing, Validator())
+    assert isinstance(p.value.unreadable, FileNotFoundError) and p.value.message.startswith("cannot be opened: ")

@@ -564,3 +564,38 @@ def test_read_records_yields_every_parquet_row_as_it_was_written(small_batches: 
     assert [{k: v for k, v in r.data.items() if v is not None} for r in records] == [
         {k: v for k, v in r.items() if v is not None} for r in rows
     ]
+
+
+def test_the_raw_records_of_either_format_with_their_locations(small_batches: None, tmp_path: Path) -> None:
+    rows = _at_level(_example("conformant-5.3.3.jsonl"), Observation.QUEUES, "t")[:40]
+    path = _write_parquet(tmp_path / "t.parquet", rows)
+    assert [where for where, _ in read.raw_records(path)] == [read.Location(path, row=i) for i in range(len(rows))]
+    jsonl = tmp_path / "t.jsonl"
+    jsonl.write_text("".join(json.dumps({k: v for k, v in r.items() if v is not None}) + "\n" for r in rows))
+    raw = list(read.raw_records(jsonl))
+    assert [where for where, _ in raw] == [read.Location(str(jsonl), line=i) for i in range(1, len(rows) + 1)]
+    assert [record for _, record in raw] == [json.loads(line) for line in jsonl.read_text().splitlines()]
+
+
+def test_a_column_added_to_the_format_later_reads_as_nulls_of_its_type(small_batches: None, tmp_path: Path) -> None:
+    rows = _at_level(_example("conformant-5.3.3.jsonl"), Observation.FULL, "t")[:20]
+    older = pa.schema([f for f in ARROW_SCHEMA if f.name != "recording_incomplete"])
+    path = _write_parquet(tmp_path / "t.parquet", [{k: v for k, v in r.items() if k != "recording_incomplete"} for r in rows], older)
+    for _, batch in read._parquet_batches(path):
+        assert batch.schema.names == ARROW_SCHEMA.names and batch.schema.field("recording_incomplete").type == pa.string()
+        assert batch.column("recording_incomplete").null_count == batch.num_rows
+
+
+def test_validation_takes_a_clean_batch_without_building_its_records(small_batches: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only validation wants nothing but the verdict (read._read's keep): no record of a clean batch is built."""
+    rows = _at_level(_example("conformant-5.3.3.jsonl"), Observation.FULL, "t")
+    path = _write_parquet(tmp_path / "t.parquet", rows)
+
+    def refuse(*args: object) -> Iterator[tuple[read.Location, Record]]:
+        raise AssertionError("the records of a clean batch were built")
+
+    monkeypatch.setattr(read, "_rows", refuse)
+    assert validate([path]).events == len(rows) - 1
+    v = Validator()
+    read.check_part(path, v)
+    assert v.events == len(rows) - 1
