@@ -599,3 +599,38 @@ def test_validation_takes_a_clean_batch_without_building_its_records(small_batch
     v = Validator()
     read.check_part(path, v)
     assert v.events == len(rows) - 1
+
+
+def test_a_parquet_file_that_cannot_be_opened_or_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file system's own error (this node could not read it; another may) is kept apart from a file that
+    is not valid Parquet, with the row of the file it stopped at."""
+    missing = str(tmp_path / "missing.parquet")
+    with pytest.raises(read.InputProblem) as e:
+        read.check_part(missing, Validator())
+    assert e.value.where == read.Location(missing, row=0) and isinstance(e.value.unreadable, FileNotFoundError)
+    assert e.value.message.startswith("cannot be opened: ") and "No such file or directory" in e.value.message
+    path = _write_parquet(tmp_path / "t.parquet", _at_level(_example("conformant-5.3.3.jsonl"), Observation.FULL, "t")[:20])
+    Path(tmp_path / "cut.parquet").write_bytes(Path(path).read_bytes()[:-100])
+    with pytest.raises(read.InputProblem) as e:
+        read.check_part(str(tmp_path / "cut.parquet"), Validator())
+    assert e.value.message.startswith("not a readable Parquet file: ") and e.value.unreadable is None
+    opened = pq.ParquetFile
+
+    def gone(*args: Any, **kwargs: Any) -> pq.ParquetFile:
+        raise OSError("the disk went away")
+
+    for when in ("footer", "data"):
+        # The footer is read by a first ParquetFile, the data by a second, given the footer's metadata.
+        monkeypatch.setattr(pq, "ParquetFile", lambda *a, **k: gone() if when == "footer" or "metadata" in k else opened(*a, **k))
+        with pytest.raises(read.InputProblem) as e:
+            read.check_part(path, Validator())
+        assert isinstance(e.value.unreadable, OSError) and str(e.value.unreadable) == "the disk went away"
+        expected = "not a readable Parquet file" if when == "footer" else "unreadable Parquet data"
+        assert str(e.value) == f"{path} row 0: {expected}: the disk went away"
+
+
+def test_an_optional_column_left_out_does_not_end_the_check_of_the_others(tmp_path: Path) -> None:
+    rows = _at_level(_example("conformant-5.3.3.jsonl"), Observation.FULL, "t")[:5]
+    schema = pa.schema([f.with_type(pa.int64()) if f.name == "recording_incomplete" else f for f in ARROW_SCHEMA if f.name != "environment"])
+    path = _write_parquet(tmp_path / "t.parquet", [{k: v for k, v in r.items() if k != "environment"} for r in rows], schema)
+    assert _message([path]) == f"{path} row 0: field 'recording_incomplete': column has type int64, expected string"
