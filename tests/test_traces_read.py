@@ -634,3 +634,27 @@ def test_an_optional_column_left_out_does_not_end_the_check_of_the_others(tmp_pa
     schema = pa.schema([f.with_type(pa.int64()) if f.name == "recording_incomplete" else f for f in ARROW_SCHEMA if f.name != "environment"])
     path = _write_parquet(tmp_path / "t.parquet", [{k: v for k, v in r.items() if k != "environment"} for r in rows], schema)
     assert _message([path]) == f"{path} row 0: field 'recording_incomplete': column has type int64, expected string"
+
+
+def test_the_batches_of_a_parquet_file_are_in_the_readers_schema(small_batches: None, tmp_path: Path) -> None:
+    """Whatever the order of the file's columns: ARROW_SCHEMA's order, the repeated strings dictionary-encoded."""
+    rows = _at_level(_example("conformant-5.3.3.jsonl"), Observation.FULL, "t")[:40]
+    path = _write_parquet(tmp_path / "t.parquet", rows, pa.schema(list(reversed(ARROW_SCHEMA))))
+    batches = [batch for _, batch in read._parquet_batches(path)]
+    assert len(batches) == 3 and all(batch.schema.names == ARROW_SCHEMA.names for batch in batches)
+    assert all(pa.types.is_dictionary(batch.schema.field(n).type) == (n in REPEATED_STRINGS) for batch in batches for n in ARROW_SCHEMA.names)
+
+
+def test_check_part_reads_runs_of_row_groups_and_numbers_their_rows(tmp_path: Path) -> None:
+    rows = _at_level(_example("conformant-5.3.3.jsonl"), Observation.FULL, "t")[:220]
+    path = _write_parquet(tmp_path / "t.parquet", rows)  # row groups of 50: 0-49, 50-99, 100-149, 150-199, 200-219
+    v = Validator()
+    read.check_part(path, v, [])
+    assert v == Validator()
+    for groups, row in (([0, 2, 3], 100), ([0, 1, 3, 4], 150), ([1, 2], 50)):
+        with pytest.raises(read.InputProblem) as e:
+            read.check_part(path, Validator(), groups)
+        assert str(e.value).startswith(f"{path} row {row}: "), (groups, str(e.value))
+    read.check_part(path, v, [0, 1, 2])
+    read.check_part(path, v, [3, 4])
+    assert v.traces["t"].last_seq == 219
