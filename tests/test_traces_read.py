@@ -658,3 +658,21 @@ def test_check_part_reads_runs_of_row_groups_and_numbers_their_rows(tmp_path: Pa
     read.check_part(path, v, [0, 1, 2])
     read.check_part(path, v, [3, 4])
     assert v.traces["t"].last_seq == 219
+
+
+def test_parquet_data_that_breaks_mid_file_is_named_by_the_row_it_stopped_at(small_batches: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _write_parquet(tmp_path / "t.parquet", _at_level(_example("conformant-5.3.3.jsonl"), Observation.FULL, "t")[:40])
+    opened = pq.ParquetFile
+
+    class BreaksAfterOneBatch:
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            self.file = opened(*args, **kwargs)
+
+        def iter_batches(self, **kwargs: Any) -> Iterator[pa.RecordBatch]:
+            yield next(self.file.iter_batches(**kwargs))
+            raise pa.ArrowInvalid("a page that does not decode")
+
+    monkeypatch.setattr(pq, "ParquetFile", lambda *a, **k: BreaksAfterOneBatch(*a, **k) if "metadata" in k else opened(*a, **k))
+    with pytest.raises(read.InputProblem) as e:
+        read.check_part(path, Validator())
+    assert str(e.value) == f"{path} row 16: unreadable Parquet data: a page that does not decode" and e.value.unreadable is None
