@@ -226,6 +226,11 @@ WHOLE_MESSAGES: list[tuple[str, Callable[[list[Record]], list[Record]], str]] = 
     ("config text", lambda g: _changed(g, 0, config="{"),
      "1: field 'config': malformed JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
     ("config list", lambda g: _changed(g, 0, config=[]), "1: field 'config' must be an object"),
+    ("no config", lambda g: _changed(g, 0, config=None), "1: field 'config' must be an object"),
+    ("environment list", lambda g: _changed(g, 0, environment=[]), "1: field 'environment' must be an object"),
+    ("bool for int", lambda g: _changed(g, _first(g, "RequestArrives"), io_thread=True), "{arrival}: field 'io_thread' must be int, got true"),
+    ("int for bool", lambda g: _changed(g, _first(g, "RequestArrives"), oneway=0), "{arrival}: field 'oneway' must be bool, got 0"),
+    ("no profile", lambda g: _changed(g, 0, profile=None), "1: field 'profile' is missing"),
     ("second header", lambda g: [g[0], g[0], *g[1:]], f"2: trace {'steady-5.3.3-0'!r} has a second header at seq 0"),
     ("level", lambda g: _changed(g, 0, observation="black-box"),
      f"2: field 'kind': {{kind}} is not observed at level 'black-box' (trace {'steady-5.3.3-0'!r} seq 1)"),
@@ -298,6 +303,10 @@ def test_the_problems_as_data_name_file_line_or_row_and_message(good: list[Recor
     with pytest.raises(TraceInputError) as e:
         validate([missing, a])
     assert e.value.located == ({"file": missing, "message": "no such file or directory"},)
+    with pytest.raises(TraceInputError) as e:
+        validate(["nosuch://bucket/traces", missing])
+    assert e.value.located == ({"file": missing, "message": "no such file or directory"},
+                               {"file": "nosuch://bucket/traces", "message": "cannot be opened: Unrecognized filesystem type in URI: nosuch://bucket/traces"})
     with pytest.raises(TraceInputError) as e:
         (tmp_path / "no-traces").mkdir()
         validate([str(tmp_path / "no-traces")])
