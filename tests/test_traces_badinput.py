@@ -282,6 +282,7 @@ def test_a_parquet_file_with_a_column_of_another_type_or_an_unknown_column(good:
 
 def test_the_problems_as_data_name_file_line_or_row_and_message(good: list[Record], tmp_path: Path) -> None:
     """TraceInputError.located: what a report shows of each bad file (flowspec check's JSON)."""
+    from traces.format import read
     from traces.format.read import InputProblem, check_part, Validator
 
     _write(tmp_path / "a.jsonl", [good[0], {**good[1], "seq": 5}])
@@ -314,3 +315,4 @@ def test_the_problems_as_data_name_file_line_or_row_and_message(good: list[Recor
     with pytest.raises(InputProblem) as p:
         check_part(missing, Validator())
     assert isinstance(p.value.unreadable, FileNotFoundError) and p.value.message.startswith("cannot be opened: ")
+    assert p.value.where == read.Location(missing, line=1) and str(p.value).startswith(f"{missing}:1: cannot be opened: ")
