@@ -316,3 +316,4 @@ def test_the_problems_as_data_name_file_line_or_row_and_message(good: list[Recor
         check_part(missing, Validator())
     assert isinstance(p.value.unreadable, FileNotFoundError) and p.value.message.startswith("cannot be opened: ")
     assert p.value.where == read.Location(missing, line=1) and str(p.value).startswith(f"{missing}:1: cannot be opened: ")
+    assert "No such file or directory" in p.value.message
