@@ -317,3 +317,48 @@ def test_the_problems_as_data_name_file_line_or_row_and_message(good: list[Recor
     assert isinstance(p.value.unreadable, FileNotFoundError) and p.value.message.startswith("cannot be opened: ")
     assert p.value.where == read.Location(missing, line=1) and str(p.value).startswith(f"{missing}:1: cannot be opened: ")
     assert "No such file or directory" in p.value.message
+
+
+def test_lines_at_the_length_limit(good: list[Record], tmp_path: Path) -> None:
+    """A line of MAX_LINE_BYTES (its newline not counted) is read, with or without the newline; one byte more is refused."""
+    arrival = _first(good, "RequestArrives")
+    before = "".join(json.dumps(r) + "\n" for r in good[:arrival])
+
+    def line(size: int) -> str:
+        padding = size - len(json.dumps({**good[arrival], "topic": ""}))
+        return json.dumps({**good[arrival], "topic": "x" * padding})
+
+    assert len(line(MAX_LINE_BYTES)) == MAX_LINE_BYTES
+    for ending in ("\n", ""):
+        path = tmp_path / "t.jsonl"
+        path.write_text(before + line(MAX_LINE_BYTES) + ending)
+        assert validate([str(path)]).events == arrival
+    path.write_text(before + line(MAX_LINE_BYTES + 1) + "\n")
+    assert _refused([str(path)]) == f"{path}:{arrival + 1}: line is longer than {MAX_LINE_BYTES} bytes; not a trace record"
+
+
+def test_a_file_whose_disk_fails_mid_read_is_named_at_the_line_it_stopped(good: list[Record], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from traces.format import read
+
+    first = (json.dumps(good[0]) + "\n").encode()
+
+    class FailsAfterTheFirstLine(io.RawIOBase):
+        given = False
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buffer: Any) -> int:
+            if self.given:
+                raise OSError("the disk went away")
+            self.given = True
+            buffer[: len(first)] = first
+            return len(first)
+
+    monkeypatch.setattr(read, "open_input", lambda source: FailsAfterTheFirstLine())
+    with pytest.raises(read.InputProblem) as e:
+        read.check_part("t.jsonl", read.Validator())
+    assert e.value.where == read.Location("t.jsonl", line=2) and str(e.value) == "t.jsonl:2: cannot be read: the disk went away"
+    assert isinstance(e.value.unreadable, OSError)
