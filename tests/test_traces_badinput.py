@@ -310,8 +310,10 @@ def test_the_problems_as_data_name_file_line_or_row_and_message(good: list[Recor
                                {"file": "nosuch://bucket/traces", "message": "cannot be opened: Unrecognized filesystem type in URI: nosuch://bucket/traces"})
     with pytest.raises(TraceInputError) as e:
         (tmp_path / "no-traces").mkdir()
-        validate([str(tmp_path / "no-traces")])
-    assert e.value.located == ({"message": str(e.value)},) and "no trace files" in str(e.value)
+        (tmp_path / "nor-here").mkdir()
+        validate([str(tmp_path / "no-traces"), str(tmp_path / "nor-here")])
+    assert e.value.located == ({"message": str(e.value)},)
+    assert str(e.value) == f"{tmp_path / 'no-traces'}, {tmp_path / 'nor-here'}: no trace files (*.jsonl, *.parquet) found"
     with pytest.raises(InputProblem) as p:
         check_part(missing, Validator())
     assert isinstance(p.value.unreadable, FileNotFoundError) and p.value.message.startswith("cannot be opened: ")

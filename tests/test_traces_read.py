@@ -489,6 +489,10 @@ def test_check_part_reads_only_its_row_groups_and_traces_and_names_the_files_row
             read.check_part(source, Validator(), None, frozenset({"b"}))
         where = f"t.parquet row {bad}: " if source == path else f"t.jsonl:{bad + 1}: "
         assert f"{where}field 'seq': trace 'b'" in str(e.value), str(e.value)
+    for source in (path, str(jsonl)):
+        v = Validator()
+        read.check_part(source, v, None, frozenset())  # a part of no trace takes nothing
+        assert v == Validator()
     v = Validator()
     read.check_part(path, v, [0, 1], frozenset({"a", "b"}))
     assert v.events == 98 and v.traces["a"].last_seq + v.traces["b"].last_seq == 98
@@ -575,6 +579,7 @@ def test_the_raw_records_of_either_format_with_their_locations(small_batches: No
     raw = list(read.raw_records(jsonl))
     assert [where for where, _ in raw] == [read.Location(str(jsonl), line=i) for i in range(1, len(rows) + 1)]
     assert [record for _, record in raw] == [json.loads(line) for line in jsonl.read_text().splitlines()]
+    assert [(r.where, r.data) for r in read.read_records([str(jsonl)])] == raw
 
 
 def test_a_column_added_to_the_format_later_reads_as_nulls_of_its_type(small_batches: None, tmp_path: Path) -> None:
