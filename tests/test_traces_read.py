@@ -564,7 +564,7 @@ def test_read_records_yields_every_parquet_row_as_it_was_written(small_batches: 
     path = _write_parquet(tmp_path / "t.parquet", rows)
     records = list(read.read_records([path]))
     assert [r.data for r in records] == [r.data for r in map(lambda wr: read.Record(*wr), read.raw_records(Path(path)))]
-    assert [r.where.row for r in records] == list(range(len(rows)))
+    assert [r.where for r in records] == [read.Location(path, row=i) for i in range(len(rows))]
     assert [{k: v for k, v in r.data.items() if v is not None} for r in records] == [
         {k: v for k, v in r.items() if v is not None} for r in rows
     ]
