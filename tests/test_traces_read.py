@@ -306,6 +306,13 @@ def test_an_opaque_reused_within_either_trace_of_a_batch() -> None:
         assert not _agree(Validator(), _batch(batch), f"an opaque reused in trace {reusing}")
 
 
+def test_a_response_event_without_its_response() -> None:
+    trace = _at_level(_example("conformant-5.3.3.jsonl"), Observation.BLACK_BOX, "t")[:30]
+    at = next(i for i, r in enumerate(trace) if r["kind"] == RESPONSE_KIND)
+    for responses in (None, []):
+        assert not _agree(Validator(), _batch([*trace[:at], {**trace[at], "responses": responses}, *trace[at + 1 :]]), f"responses {responses}")
+
+
 def test_a_header_without_ts() -> None:
     """Validator.check reads no ts of a header, so a header may leave it null (its events may not)."""
     trace = _at_level(_example("conformant-5.3.3.jsonl"), Observation.QUEUES, "t")[:30]
