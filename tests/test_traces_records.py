@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -26,7 +27,9 @@ from traces.format.records import (
     EventColumns,
     RecordedResponse,
     config_from_json,
+    config_to_json,
     environment_from_json,
+    environment_to_json,
     event_record,
     header_from_record,
     header_record,
@@ -156,3 +159,58 @@ def test_a_field_the_environment_leaves_out_declares_none_of_its_kind() -> None:
     assert environment_from_json(config, {}) == QUIET_ENVIRONMENT
     assert environment_from_json(config, {"ha_appends": True, "fast_failure_toggles": [False]}) == replace(
         QUIET_ENVIRONMENT, ha_appends=True, fast_failure_toggles=(False,))
+
+
+def _example_header() -> dict[str, Any]:
+    record: dict[str, Any] = json.loads((EXAMPLES / "conformant-5.3.3.jsonl").read_text().splitlines()[0])
+    return record
+
+
+def test_a_header_with_every_field_away_from_the_examples_reads_back_as_written() -> None:
+    """Every field of a header's config and environment is parsed into its place: none is left at
+    a value the examples share, so a field read as nothing, or from another key, shows."""
+    record = _example_header()
+    record.update(implementation="another-broker", implementation_version="9.9.9")
+    config = record["config"]
+    config.update(
+        processors=7, io_threads=3, os_page_cache_busy_timeout_ms=33, fast_failure_enable=False, transient_store_pool_enable=True,
+        transient_store_pool_size=3, mapped_file_size=9, flush_disk_type="SYNC_FLUSH", default_processor_registered=False,
+        start_time_ms=5, fast_failure_initial_delay_ms=12, fast_failure_period_ms=11,
+    )
+    config["executors"] = [{"name": "send", "threads": 3, "capacity": 7}, {"name": "admin", "threads": 2, "capacity": None}]
+    config["queue_waits"] = {"send": 61, "admin": 499}
+    config["rate_limit"] = {"enabled": True, "default_qps": 1500.5, "send_msg_back_qps": 7.0, "circuit_breaker_open_micros": 250}
+    record["environment"] = {
+        "exceptions_in_lock": True, "ha_appends": True, "foreign_tasks": ["admin", "send"], "max_foreign_tasks": 3, "limiter_overflows": True,
+        "fast_failure_toggles": [False, True], "queue_wait_changes": [{"queue": "send", "wait_ms": 7}, {"queue": "admin", "wait_ms": 0}],
+    }
+    header = header_from_record(record)
+    assert config_to_json(header.config) == config
+    assert header.environment is not None and environment_to_json(header.environment) == record["environment"]
+    assert (header.implementation, header.implementation_version) == ("another-broker", "9.9.9")
+
+
+def test_each_problem_of_a_header_is_named_whole() -> None:
+    """The whole message of each way a config or an environment is refused: where, and what."""
+    config = header_from_record(_example_header()).config
+    for declared, message in (
+        ({"fast_failure_toggles": [True, True]}, "environment.fast_failure_toggles names a value twice: [true, true]"),
+        ({"queue_wait_changes": [{"queue": "send"}]}, "environment.queue_wait_changes[0] must be an object with exactly 'queue' and 'wait_ms', got {\"queue\": \"send\"}"),
+        ({"queue_wait_changes": [{"queue": "send", "wait_ms": -1}]}, "environment.queue_wait_changes[0].wait_ms must be at least 0, got -1"),
+        ({"queue_wait_changes": [{"queue": "send", "wait_ms": "1"}]}, "environment.queue_wait_changes[0].wait_ms must be int, got '1'"),
+        ({"queue_wait_changes": [{"queue": 3, "wait_ms": 1}]}, "environment.queue_wait_changes[0].queue must be str, got 3"),
+    ):
+        with pytest.raises(ConfigError) as refused:
+            environment_from_json(config, declared)
+        assert str(refused.value) == message, declared
+    for change, message in (
+        ({"flush_disk_type": "SOMETIMES"}, "config.flush_disk_type must be one of ['ASYNC_FLUSH', 'SYNC_FLUSH']"),
+        ({"executors": [7]}, "config.executors[0] must be an object"),
+        ({"queue_waits": {"send": 50, "admin": "x"}}, "config.queue_waits.admin must be int, got 'x'"),
+        ({"processors": True}, "config.processors must be int, got True"),
+        ({"rate_limit": {"enabled": False, "default_qps": 2000.0, "send_msg_back_qps": 100.0, "circuit_breaker_open_micros": 1.5}},
+         "config.rate_limit.circuit_breaker_open_micros must be int, got 1.5"),
+    ):
+        with pytest.raises(ConfigError) as refused:
+            config_from_json("5.3.3", {**_example_header()["config"], **change})
+        assert str(refused.value) == message, change
