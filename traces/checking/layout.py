@@ -126,7 +126,7 @@ class Layout:
         if not wanted:
             return []
         most = -(-len(wanted) // max(1, cores * RUNS_PER_CORE))
-        members = sorted(wanted, key=lambda t: (position[self.trace_pieces[t][0]], position[self.trace_pieces[t][-1]], t))
+        members = _in_input_order(wanted, self.trace_pieces, position)
         return _runs(members, self.trace_pieces, position, 2 * max(p.rows for p in self.pieces), most)
 
 
@@ -209,16 +209,18 @@ def split(unit: Unit, trace_pieces: Mapping[str, tuple[Piece, ...]], target_rows
     if unit.rows <= target_rows or unit.traces is not None:
         return [unit]
     position = {piece: i for i, piece in enumerate(unit.pieces)}
-    members = sorted(
-        (t for t, pieces in trace_pieces.items() if pieces[0] in position),
-        key=lambda t: (position[trace_pieces[t][0]], position[trace_pieces[t][-1]], t),
-    )
+    members = _in_input_order((t for t, pieces in trace_pieces.items() if pieces[0] in position), trace_pieces, position)
     if len(members) < 2:
         return [unit]
     runs = _runs(members, trace_pieces, position, target_rows)
     if len(runs) == 1 or sum(r.rows for r in runs) > MAX_SPLIT_READING * unit.rows:
         return [unit]
     return runs
+
+
+def _in_input_order(traces: Iterable[str], trace_pieces: Mapping[str, tuple[Piece, ...]], position: Mapping[Piece, int]) -> list[str]:
+    """``traces`` by where their rows start, then end (``position``: each piece's place in the input), then id."""
+    return sorted(traces, key=lambda t: (position[trace_pieces[t][0]], position[trace_pieces[t][-1]], t))
 
 
 def _runs(
