@@ -29,7 +29,10 @@ follows one run instead, and lets the trace steer it:
   it; in which too few tasks are behind it and too few can still join; in which more tasks are
   ahead of it than the executor's workers can take before that answer (a worker takes another
   task only once it has answered the one it holds); and in which the millisecond its remark
-  gives for its creation has passed without it.
+  gives for its creation has passed without it. And the states in which a queue that the next
+  [OVERLOAD] of its executor says is full cannot fill by then: its tasks, the requests for it on
+  remoting threads and those arriving before that answer (but those refused on the remoting
+  thread) are fewer than its capacity (workers took tasks that had to stay queued).
 - A request's remoting-thread steps (the rate-limit handler, the task's creation) are taken at
   once: a send created late may find the store busy and be refused where the trace serves it. A
   request the trace never answers moves along by the time the next request routed to its
@@ -108,9 +111,9 @@ _PAST_THE_WRITER: dict[str, frozenset[type[Action]]] = {
     "[TIMEOUT_CLEAN_QUEUE]": frozenset({WorkerTakesTask}),
 }
 
-#: The answers written on the remoting thread: such a request never joins a queue.
 #: The tags of the answers a worker writes: none (a processor's answer, the put path's) and the put pre-check's.
 _WRITTEN_BY_A_WORKER = frozenset({"", "[PC_SYNCHRONIZED]"})
+#: The answers written on the remoting thread: such a request never joins a queue.
 _REFUSED_ON_THE_REMOTING_THREAD = frozenset(tag for tag, past in _PAST_THE_WRITER.items() if DispatchCreatesTask in past or DispatchQueuesTask in past)
 
 _PUT_PATH: frozenset[type[Action]] = frozenset(
@@ -200,16 +203,20 @@ class _Answers:
     #: executor -> the events, in order, at which one of its workers answers (and may then take
     #: another task): a processor's or the put path's answer, or the put pre-check's [PC_SYNCHRONIZED]
     freed: dict[ExecutorName, list[int]] = field(default_factory=dict)
+    overloaded: dict[ExecutorName, list[int]] = field(default_factory=dict)  # executor -> the events, in order, with an [OVERLOAD] of a request routed to it (its queue full then)
+    joining: dict[ExecutorName, list[int]] = field(default_factory=dict)  # executor -> the events, in order, at which requests routed to it arrive that may join its queue
 
     @staticmethod
     def read(config: BrokerConfig, events: Sequence[Mapping[str, Any]]) -> _Answers:
         answers = _Answers()
         named: dict[int, int] = {}  # opaque -> the latest request that arrived with it
+        arrived: dict[int, int] = {}  # request -> the event at which it arrives
         for i, record in enumerate(events):
             if record["kind"] == RequestArrives.__name__:
                 request = named[record["request_id"]] = len(answers.executor) + 1  # the spec numbers requests as they arrive
                 answers.executor[request] = executor = route(config, record["code"])
                 answers.arrivals.setdefault(executor, []).append(i)
+                arrived[request] = i
             for r in responses_from_record(record):
                 request = named.get(r.request_id, 0)
                 if request in answers.at or request not in answers.executor:
@@ -229,6 +236,11 @@ class _Answers:
                     answers.by_workers.setdefault(executor, []).append((i, request))
                 if answers.tag[request] in _WRITTEN_BY_A_WORKER and executor is not None:
                     answers.freed.setdefault(executor, []).append(i)
+                if answers.tag[request] == "[OVERLOAD]" and executor is not None:
+                    answers.overloaded.setdefault(executor, []).append(i)
+        for request, executor in answers.executor.items():  # in the order they arrive
+            if executor is not None and answers.tag.get(request) not in _REFUSED_ON_THE_REMOTING_THREAD:
+                answers.joining.setdefault(executor, []).append(arrived[request])
         answers.silent = {answers.executor[request] for request in answers.executor if request not in answers.at}
         answers.due = answers.at.copy()
         later: dict[ExecutorName | None, int] = {}  # executor -> the soonest answer of the requests routed to it that arrived since
@@ -462,9 +474,14 @@ class _Search:
         answered before it; nor can it have more tasks behind it than the cleaner's remark counts
         ("size of queue: 5"), nor fewer than can still join before that answer (:class:`_Queue`), nor
         more tasks ahead of it than the workers can take by then (:meth:`_ahead_cannot_leave`). And a
-        task whose creation time a cleaner's remark gives is created at that millisecond, not after it."""
+        task whose creation time a cleaner's remark gives is created at that millisecond, not after it.
+        A queue that an [OVERLOAD] says is full must still be able to fill by then (:meth:`_cannot_fill`)."""
         answers = self.answers
-        if not answers.created_at or not self.queues_hidden:
+        if not self.queues_hidden:
+            return False
+        if answers.overloaded and self._cannot_fill(s, k):
+            return True
+        if not answers.created_at:
             return False
         cleaned_last: dict[ExecutorName, int] = {}  # executor -> the latest answer of a task in its queue that a cleaner takes
         for e in s.executors:
@@ -494,6 +511,32 @@ class _Search:
             executor = answers.executor.get(request)
             joins = answers.tag.get(request) not in _REFUSED_ON_THE_REMOTING_THREAD
             if joins and executor is not None and answers.at.get(request, _NEVER) < cleaned_last.get(executor, -1):
+                return True
+        return False
+
+    def _cannot_fill(self, s: BrokerState, k: int) -> bool:
+        """Whether a queue that the trace says is full at its executor's next [OVERLOAD] cannot
+        be full by then. A queue grows only by a remoting thread's submission: at most by the
+        requests for its executor on remoting threads now and those arriving before that answer,
+        but those the trace says are refused on the remoting thread ([OVERLOAD], [REJECTREQUEST],
+        [RateLimit]: never a task in the queue). Workers and cleaners only shrink it. Where broker
+        code submits tasks of its own to the executor (``foreign_tasks``), no bound is read."""
+        answers, config = self.answers, self.replay.config
+        for name, overloaded in answers.overloaded.items():
+            o = bisect.bisect_left(overloaded, k)
+            capacity = config.executor(name).capacity
+            if o == len(overloaded) or capacity is None or name in self.replay.environment.foreign_tasks:
+                continue  # no [OVERLOAD] to come; or an unbounded queue, never full (the exhaustive search says so)
+            held = sum(
+                1
+                for io in s.io_threads
+                if io.request is not None
+                and answers.executor.get(io.request.id) is name
+                and answers.tag.get(io.request.id) not in _REFUSED_ON_THE_REMOTING_THREAD
+            )
+            joining = answers.joining.get(name, [])
+            coming = bisect.bisect_left(joining, overloaded[o]) - bisect.bisect_left(joining, k)
+            if len(s.executor(name).queue) + held + coming < capacity:
                 return True
         return False
 
