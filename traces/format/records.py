@@ -242,10 +242,12 @@ def config_from_json(profile_name: str, obj: Mapping[str, Any]) -> BrokerConfig:
         )
     waits = _get(obj, "queue_waits", dict, where)
     rate = _get(obj, "rate_limit", dict, where)
+    # Read before the try: ConfigError is a ValueError, and a missing or non-string value must keep its own message.
+    flush_name = _get(obj, "flush_disk_type", str, where)
     try:
-        flush = FlushDiskType(_get(obj, "flush_disk_type", str, where))
+        flush = FlushDiskType(flush_name)
     except ValueError:
-        raise ConfigError(f"{where}.flush_disk_type must be one of {[f.value for f in FlushDiskType]}") from None
+        raise ConfigError(f"{where}.flush_disk_type must be one of {[f.value for f in FlushDiskType]}, got {flush_name!r}") from None
     config = BrokerConfig(
         profile=prof,
         processors=_get(obj, "processors", int, where),
