@@ -239,6 +239,8 @@ def test_each_problem_of_an_environment_is_named_whole(declared: dict[str, Any],
         ({"processors": True}, "config.processors must be int, got True"),
         ({"rate_limit": {"enabled": False, "default_qps": 2000.0, "send_msg_back_qps": 100.0, "circuit_breaker_open_micros": 1.5}},
          "config.rate_limit.circuit_breaker_open_micros must be int, got 1.5"),
+        ({"rate_limit": {"enabled": False, "default_qps": True, "send_msg_back_qps": 100.0, "circuit_breaker_open_micros": 1000000}},
+         "config.rate_limit.default_qps must be int or float, got True"),
     ],
 )
 def test_each_problem_of_a_config_is_named_whole(change: dict[str, Any], message: str) -> None:

@@ -205,11 +205,12 @@ class ConfigError(ValueError):
 
 
 def _get(obj: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    """``obj[key]``, of type ``kind``: a type, or a tuple of types without bool (no field is a flag or something else)."""
     if key not in obj:
         raise ConfigError(f"{where}.{key} is missing")
     value = obj[key]
-    # bool is an int in Python; a JSON true must not pass for a thread count.
-    if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+    # bool is an int in Python; a JSON true must not pass for a thread count, only for a flag.
+    if isinstance(value, bool) and kind is not bool:
         raise ConfigError(f"{where}.{key} must be {_type_name(kind)}, got {value!r}")
     if not isinstance(value, kind):
         raise ConfigError(f"{where}.{key} must be {_type_name(kind)}, got {value!r}")
