@@ -6,6 +6,7 @@ and column conversions read back what was written; the decoded-action cache stay
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -16,6 +17,7 @@ import pytest
 import traces.format.records as records
 from spec.environment import ClockAdvances
 from spec.profiles import ExecutorName
+from spec.releases import RELEASES
 from spec.workers import WorkerTakesTask
 from traces.format.records import (
     ARROW_SCHEMA,
@@ -190,27 +192,89 @@ def test_a_header_with_every_field_away_from_the_examples_reads_back_as_written(
     assert (header.implementation, header.implementation_version) == ("another-broker", "9.9.9")
 
 
-def test_each_problem_of_a_header_is_named_whole() -> None:
-    """The whole message of each way a config or an environment is refused: where, and what."""
-    config = header_from_record(_example_header()).config
-    for declared, message in (
+#: ExecutorName's values, as a message lists the names it knows.
+_KNOWN_EXECUTORS = "['send', 'pull', 'litePull', 'heartbeat', 'endTransaction', 'ack', 'query', 'clientManage', 'consumerManage', 'reply', 'loadBalance', 'admin']"
+
+
+@pytest.mark.parametrize(
+    ("declared", "message"),
+    [
         ({"fast_failure_toggles": [True, True]}, "environment.fast_failure_toggles names a value twice: [true, true]"),
+        ({"foreign_tasks": ["send", "admin", "send"], "max_foreign_tasks": 1}, 'environment.foreign_tasks names a value twice: ["send", "admin", "send"]'),
+        # Cut at 80 characters, as read.py cuts a value it quotes.
+        ({"queue_wait_changes": [{"queue": "send", "wait_ms": 7}, {"queue": "admin", "wait_ms": 0}, {"queue": "send", "wait_ms": 7}]},
+         'environment.queue_wait_changes names a value twice: [{"queue": "send", "wait_ms": 7}, {"queue": "admin", "wait_ms": 0}, {"queue": "s'),
+        ({"max_foreign_tasks": 1}, "environment.max_foreign_tasks must be at least 1 exactly when foreign_tasks names an executor, got 1 with foreign_tasks []"),
         ({"queue_wait_changes": [{"queue": "send"}]}, "environment.queue_wait_changes[0] must be an object with exactly 'queue' and 'wait_ms', got {\"queue\": \"send\"}"),
+        ({"queue_wait_changes": [{"queue": "send", "wait_ms": 1, "note": "written by hand, with more to say than the format has room for"}]},
+         "environment.queue_wait_changes[0] must be an object with exactly 'queue' and 'wait_ms', got "
+         '{"queue": "send", "wait_ms": 1, "note": "written by hand, with more to say than '),
         ({"queue_wait_changes": [{"queue": "send", "wait_ms": -1}]}, "environment.queue_wait_changes[0].wait_ms must be at least 0, got -1"),
         ({"queue_wait_changes": [{"queue": "send", "wait_ms": "1"}]}, "environment.queue_wait_changes[0].wait_ms must be int, got '1'"),
         ({"queue_wait_changes": [{"queue": 3, "wait_ms": 1}]}, "environment.queue_wait_changes[0].queue must be str, got 3"),
-    ):
-        with pytest.raises(ConfigError) as refused:
-            environment_from_json(config, declared)
-        assert str(refused.value) == message, declared
-    for change, message in (
-        ({"flush_disk_type": "SOMETIMES"}, "config.flush_disk_type must be one of ['ASYNC_FLUSH', 'SYNC_FLUSH']"),
+        ({"queue_wait_changes": [{"queue": "bogus", "wait_ms": 1}]}, f"environment.queue_wait_changes[0].queue: unknown executor 'bogus'; known: {_KNOWN_EXECUTORS}"),
+        # The example's broker cleans only the queues its config gives a wait: send and admin.
+        ({"queue_wait_changes": [{"queue": "pull", "wait_ms": 1}]},
+         "environment.queue_wait_changes[0].queue: fast failure does not clean queue 'pull' here; it cleans ['send', 'admin']"),
+    ],
+)
+def test_each_problem_of_an_environment_is_named_whole(declared: dict[str, Any], message: str) -> None:
+    """The whole message of each way an environment is refused: where, and what."""
+    with pytest.raises(ConfigError) as refused:
+        environment_from_json(header_from_record(_example_header()).config, declared)
+    assert str(refused.value) == message
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"flush_disk_type": "SOMETIMES"}, "config.flush_disk_type must be one of ['ASYNC_FLUSH', 'SYNC_FLUSH'], got 'SOMETIMES'"),
+        ({"flush_disk_type": 3}, "config.flush_disk_type must be str, got 3"),
         ({"executors": [7]}, "config.executors[0] must be an object"),
+        ({"executors": [{"name": "bogus", "threads": 1, "capacity": 1}]}, f"config.executors[0].name: unknown executor 'bogus'; known: {_KNOWN_EXECUTORS}"),
         ({"queue_waits": {"send": 50, "admin": "x"}}, "config.queue_waits.admin must be int, got 'x'"),
+        ({"queue_waits": {"send": 50, "bogus": 1}}, f"config.queue_waits: unknown executor 'bogus'; known: {_KNOWN_EXECUTORS}"),
+        # 5.3.3's fast failure cleans send, pull, litePull, heartbeat, endTransaction, ack and admin.
+        ({"queue_waits": {"send": 50, "query": 5, "reply": 5}}, "config.queue_waits: profile 5.3.3 does not clean queue(s) ['query', 'reply']"),
         ({"processors": True}, "config.processors must be int, got True"),
         ({"rate_limit": {"enabled": False, "default_qps": 2000.0, "send_msg_back_qps": 100.0, "circuit_breaker_open_micros": 1.5}},
          "config.rate_limit.circuit_breaker_open_micros must be int, got 1.5"),
-    ):
-        with pytest.raises(ConfigError) as refused:
-            config_from_json("5.3.3", {**_example_header()["config"], **change})
-        assert str(refused.value) == message, change
+        ({"rate_limit": {"enabled": False, "default_qps": True, "send_msg_back_qps": 100.0, "circuit_breaker_open_micros": 1000000}},
+         "config.rate_limit.default_qps must be int or float, got True"),
+    ],
+)
+def test_each_problem_of_a_config_is_named_whole(change: dict[str, Any], message: str) -> None:
+    """The whole message of each way a config is refused: where, and what."""
+    with pytest.raises(ConfigError) as refused:
+        config_from_json("5.3.3", {**_example_header()["config"], **change})
+    assert str(refused.value) == message
+
+
+@pytest.mark.parametrize(
+    "place",
+    [
+        "processors", "io_threads", "executors", "executors[0].name", "executors[0].threads", "executors[0].capacity", "queue_waits",
+        "os_page_cache_busy_timeout_ms", "fast_failure_enable", "transient_store_pool_enable", "transient_store_pool_size",
+        "mapped_file_size", "flush_disk_type", "default_processor_registered", "rate_limit", "rate_limit.enabled",
+        "rate_limit.default_qps", "rate_limit.send_msg_back_qps", "rate_limit.circuit_breaker_open_micros", "start_time_ms",
+        "fast_failure_initial_delay_ms", "fast_failure_period_ms",
+    ],
+)
+def test_a_config_field_left_out_is_named_by_its_place(place: str) -> None:
+    """Each field a config must have, left out, is named by where it belongs (a `place` as
+    ``executors[0].name`` leaves out the first executor's name)."""
+    config = _example_header()["config"]
+    *path, last = [int(key) if key.isdigit() else key for key in re.findall(r"\w+", place)]
+    holder = config
+    for key in path:
+        holder = holder[key]
+    del holder[last]
+    with pytest.raises(ConfigError) as refused:
+        config_from_json("5.3.3", config)
+    assert str(refused.value) == f"config.{place} is missing"
+
+
+def test_a_header_of_a_release_no_profile_describes_is_refused_naming_the_known_ones() -> None:
+    with pytest.raises(ConfigError) as refused:
+        config_from_json("9.9.9", _example_header()["config"])
+    assert str(refused.value) == f"profile: unknown RocketMQ release '9.9.9'; known releases: {', '.join(RELEASES)}"

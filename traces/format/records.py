@@ -205,11 +205,12 @@ class ConfigError(ValueError):
 
 
 def _get(obj: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    """``obj[key]``, of type ``kind``: a type, or a tuple of types without bool (no field is a flag or something else)."""
     if key not in obj:
         raise ConfigError(f"{where}.{key} is missing")
     value = obj[key]
-    # bool is an int in Python; a JSON true must not pass for a thread count.
-    if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+    # bool is an int in Python; a JSON true must not pass for a thread count, only for a flag.
+    if isinstance(value, bool) and kind is not bool:
         raise ConfigError(f"{where}.{key} must be {_type_name(kind)}, got {value!r}")
     if not isinstance(value, kind):
         raise ConfigError(f"{where}.{key} must be {_type_name(kind)}, got {value!r}")
@@ -242,10 +243,12 @@ def config_from_json(profile_name: str, obj: Mapping[str, Any]) -> BrokerConfig:
         )
     waits = _get(obj, "queue_waits", dict, where)
     rate = _get(obj, "rate_limit", dict, where)
+    # Read before the try: ConfigError is a ValueError, and a missing or non-string value must keep its own message.
+    flush_name = _get(obj, "flush_disk_type", str, where)
     try:
-        flush = FlushDiskType(_get(obj, "flush_disk_type", str, where))
+        flush = FlushDiskType(flush_name)
     except ValueError:
-        raise ConfigError(f"{where}.flush_disk_type must be one of {[f.value for f in FlushDiskType]}") from None
+        raise ConfigError(f"{where}.flush_disk_type must be one of {[f.value for f in FlushDiskType]}, got {flush_name!r}") from None
     config = BrokerConfig(
         profile=prof,
         processors=_get(obj, "processors", int, where),
