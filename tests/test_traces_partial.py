@@ -306,6 +306,38 @@ def test_a_queue_an_overload_says_is_full_must_still_be_able_to_fill(tmp_path: P
     assert checked == sum(len(set(e)) for e in overloaded.values()) and emptied >= 2
 
 
+def test_a_bucket_read_once_or_twice_stores_permits_that_differ_in_the_last_bit() -> None:
+    """Why the millisecond of a hidden admission matters: Guava's resync adds the permits earned
+    since the bucket's last read, in doubles, so the same 1.1 permits earned in one read at 131 ms
+    or in two (at 124 ms, then 131) are stored as different doubles, and a [RateLimit] remark's
+    wait (microseconds, truncated) is computed from them."""
+    from spec.frozen import replace
+    from spec.limiter import _resync, create_bucket
+
+    b = replace(create_bucket(100.0), stored_permits=0.0001, next_free_ticket_micros=120_000)
+    once, twice = _resync(b, 131_000), _resync(_resync(b, 124_000), 131_000)
+    assert once.next_free_ticket_micros == twice.next_free_ticket_micros == 131_000
+    assert once.stored_permits != twice.stored_permits and abs(once.stored_permits - twice.stored_permits) < 1e-12
+
+
+def test_at_black_box_an_admission_may_wait_a_millisecond_for_a_later_rate_limit_remark(tmp_path: Path) -> None:
+    """retry-storm-limited under 4.9.8, 800 steps (388 black-box events): the true run admitted a
+    retry some milliseconds after the limiter's breaker closed, and a later "[RateLimit] ... need
+    wait:2998microsecs" reads the permits that left. The search admitted it at once or where its
+    clock jumped to (the next event, a due fast-failure run), and every strategy stopped at seq 341
+    after 200,000 spec steps; moving the clock one millisecond at a time while such a request waits
+    at the limiter, it finds a witness in about 119,000 of the same 200,000."""
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import find_witness
+
+    projected = list(project(_recorded(tmp_path, "retry-storm-limited", "4.9.8", 800), Observation.BLACK_BOX))
+    assert any("need wait:" in (r.get("remark") or "") for e in projected[1:] for r in e.get("responses") or [])
+    budgets = Budgets(candidates=5_000, steps=200_000, seconds=600, witness_share=1.0)  # by steps, not the machine's speed
+    found = find_witness(PartialReplay(header_from_record(projected[0]), budgets), projected[1:])
+    assert isinstance(found, PartialResult), found
+    _witness_follows_the_spec(projected, found)
+
+
 def test_the_true_run_passes_a_worker_that_answered_pc_synchronized(tmp_path: Path) -> None:
     """steady under 5.3.3 (the bench's first trace): a send answered [PC_SYNCHRONIZED] sits ahead
     of two that cleaners take, and a count of the workers' answers without that one dropped the

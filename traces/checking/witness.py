@@ -18,7 +18,10 @@ follows one run instead, and lets the trace steer it:
   time, unless the next cleaner's answer is a busy drain that only a run started once the store
   is busy can write: then the run first waits until the millisecond the store turns busy), or a
   task's creation time that a cleaner's remark gives ("period in queue: 63ms" at ``ts`` 194 says
-  the task was created at 131; no other time explains that answer).
+  the task was created at 131; no other time explains that answer); or, tried after that jump, by
+  one millisecond while a request waits at the rate-limit handler for a topic that a later
+  [RateLimit] answer names (its wait in microseconds depends on the milliseconds at which the
+  bucket was read before it, down to the rounding of the permits it stores).
 - The trace prunes the steps that would carry a request past the code path that writes its
   answer (a request refused on the remoting thread never becomes a task; one a cleaner answers
   is never taken by a worker; one the put pre-check refuses never passes it), and the states in
@@ -78,7 +81,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spec.actors import Action, CommitServiceStep, FastFailureStep, IoThreadStep, WorkerStep
-from spec.codes import CLEAN_QUEUE_PATTERN, CLEAN_QUEUE_TAGS
+from spec.codes import CLEAN_QUEUE_PATTERN, CLEAN_QUEUE_TAGS, RATE_LIMIT_PATTERN
 from spec.config import BrokerConfig
 from spec.environment import ClockAdvances
 from spec.machine import Effect
@@ -203,6 +206,7 @@ class _Answers:
     #: executor -> the events, in order, at which one of its workers answers (and may then take
     #: another task): a processor's or the put path's answer, or the put pre-check's [PC_SYNCHRONIZED]
     freed: dict[ExecutorName, list[int]] = field(default_factory=dict)
+    throttled: dict[str, list[int]] = field(default_factory=dict)  # topic -> the events, in order, with a [RateLimit] answer that names it
     overloaded: dict[ExecutorName, list[int]] = field(default_factory=dict)  # executor -> the events, in order, with an [OVERLOAD] of a request routed to it (its queue full then)
     joining: dict[ExecutorName, list[int]] = field(default_factory=dict)  # executor -> the events, in order, at which requests routed to it arrive that may join its queue
 
@@ -225,6 +229,9 @@ class _Answers:
                 answers.tag[request] = _tag(r.remark)
                 if _LOADS_EARLY.get(answers.tag[request]) is _PUT_PATH and answers.lock_busy[-1:] != [i]:
                     answers.lock_busy.append(i)
+                limited = RATE_LIMIT_PATTERN.match(r.remark or "")
+                if limited is not None:
+                    answers.throttled.setdefault(limited.group(1), []).append(i)
                 cleaned = CLEAN_QUEUE_PATTERN.match(r.remark or "")
                 if cleaned is not None:
                     if answers.cleaned[-1:] != [(i, answers.tag[request] == "[PCBUSY_CLEAN_QUEUE]")]:
@@ -415,6 +422,10 @@ class _Search:
                 moved = replay.step(s, ClockAdvances(target - s.now))
                 if moved is not None:
                     yield moved[0], k, trail
+                if target - s.now > 1 and self._waits_at_a_read_limiter(s, k):
+                    moved = replay.step(s, ClockAdvances(1))  # the admission a millisecond later (its bucket's rounding)
+                    if moved is not None:
+                        yield moved[0], k, trail
         if self.strategy.focused:
             later = [(i, a, effect) for i, a, effect in later if self._on_the_way(s, a, record)]
         else:
@@ -441,6 +452,22 @@ class _Search:
             after, written = taken[i]
             if not written:
                 yield after, k, Trail(trail, a, after.now, ())
+
+    def _waits_at_a_read_limiter(self, s: BrokerState, k: int) -> bool:
+        """Whether a request waits at the rate-limit handler for a topic whose bucket a later
+        [RateLimit] answer reads. Every decision re-reads the bucket (Guava's ``resync`` adds the
+        permits earned since the last one), and the doubles it adds round by where the time is
+        split: the same permits earned in one read or in two can differ in the last bit, and the
+        remark's wait ("need wait:2998microsecs", truncated) with them. So the millisecond of an
+        admission, which the wire does not show, can decide a later remark."""
+        if not self.answers.throttled or not self.queues_hidden:
+            return False
+        for io in s.io_threads:
+            if io.stage is IoStage.RECEIVED and io.request is not None:
+                throttled = self.answers.throttled.get(io.request.topic, [])
+                if bisect.bisect_left(throttled, k) < len(throttled):
+                    return True
+        return False
 
     def _on_the_way(self, s: BrokerState, a: Action, record: Mapping[str, Any]) -> bool:
         """Whether a hidden step can bear on the next event: before an arrival, a remoting
