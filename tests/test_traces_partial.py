@@ -338,6 +338,24 @@ def test_at_black_box_an_admission_may_wait_a_millisecond_for_a_later_rate_limit
     _witness_follows_the_spec(projected, found)
 
 
+def test_a_cleaned_task_still_on_its_remoting_thread_needs_tasks_enough_to_come_behind_it(tmp_path: Path) -> None:
+    """steady under 5.3.3, 1,000 steps (244 black-box events): two sends that cleaners take at
+    ts 606 ("size of queue: 3", then 2) were created at 538; the search queued a later send ahead
+    of the second while it waited on its remoting thread, and could not find that the second's
+    count was then out of reach (only one request left to join behind it) before it had tried
+    every order of the steps since: it stopped at seq 239 of 244 after 200,000 spec steps. A
+    cleaned task not yet in its queue has only the requests still to join behind it, so such a
+    state is dropped at once, and the witness takes a few thousand spec steps."""
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import find_witness
+
+    projected = list(project(_recorded(tmp_path, "steady", "5.3.3", 1_000), Observation.BLACK_BOX))
+    budgets = Budgets(candidates=5_000, steps=20_000, seconds=600, witness_share=1.0)  # by steps, not the machine's speed
+    found = find_witness(PartialReplay(header_from_record(projected[0]), budgets), projected[1:])
+    assert isinstance(found, PartialResult), found
+    _witness_follows_the_spec(projected, found)
+
+
 def test_the_true_run_passes_a_worker_that_answered_pc_synchronized(tmp_path: Path) -> None:
     """steady under 5.3.3 (the bench's first trace): a send answered [PC_SYNCHRONIZED] sits ahead
     of two that cleaners take, and a count of the workers' answers without that one dropped the

@@ -29,7 +29,8 @@ follows one run instead, and lets the trace steer it:
   cleaner's remark counts ("size of queue: 5"): none of them can leave first, so no run goes on
   from there. Such a task joins its queue as late as it can. Likewise the states in which a task
   ahead of such a task, or a request on its way to join the queue behind it, is answered before
-  it; in which too few tasks are behind it and too few can still join; in which more tasks are
+  it; in which too few tasks are behind it and too few can still join (for such a task still on
+  its remoting thread, every task behind it is still to join); in which more tasks are
   ahead of it than the executor's workers can take before that answer (a worker takes another
   task only once it has answered the one it holds); and in which the millisecond its remark
   gives for its creation has passed without it. And the states in which a queue that the next
@@ -499,7 +500,8 @@ class _Search:
         so a task leaves its queue after every task ahead of it, and a task a cleaner answers leaves
         at that answer: a task ahead of it, or one still to join the queue behind it, cannot be
         answered before it; nor can it have more tasks behind it than the cleaner's remark counts
-        ("size of queue: 5"), nor fewer than can still join before that answer (:class:`_Queue`), nor
+        ("size of queue: 5"), nor fewer than can still join before that answer (:class:`_Queue`;
+        for a task still on its remoting thread, all of them are still to join), nor
         more tasks ahead of it than the workers can take by then (:meth:`_ahead_cannot_leave`). And a
         task whose creation time a cleaner's remark gives is created at that millisecond, not after it.
         A queue that an [OVERLOAD] says is full must still be able to fill by then (:meth:`_cannot_fill`)."""
@@ -533,9 +535,14 @@ class _Search:
             created = answers.created_at.get(request)
             if created is not None and created < s.now and io.stage is not IoStage.TASK_CREATED:
                 return True
+            counted = answers.behind.get(request)
+            executor = answers.executor.get(request)
+            if counted is not None and executor is not None and executor not in self.replay.environment.foreign_tasks:
+                # Not in its queue yet: every task behind it when the cleaner takes it joins from now on.
+                if self._may_join(s, executor, k, answers.at[request], request) < counted:
+                    return True
             if not cleaned_last:
                 continue
-            executor = answers.executor.get(request)
             joins = answers.tag.get(request) not in _REFUSED_ON_THE_REMOTING_THREAD
             if joins and executor is not None and answers.at.get(request, _NEVER) < cleaned_last.get(executor, -1):
                 return True
@@ -548,24 +555,31 @@ class _Search:
         but those the trace says are refused on the remoting thread ([OVERLOAD], [REJECTREQUEST],
         [RateLimit]: never a task in the queue). Workers and cleaners only shrink it. Where broker
         code submits tasks of its own to the executor (``foreign_tasks``), no bound is read."""
-        answers, config = self.answers, self.replay.config
-        for name, overloaded in answers.overloaded.items():
+        config = self.replay.config
+        for name, overloaded in self.answers.overloaded.items():
             o = bisect.bisect_left(overloaded, k)
             capacity = config.executor(name).capacity
             if o == len(overloaded) or capacity is None or name in self.replay.environment.foreign_tasks:
                 continue  # no [OVERLOAD] to come; or an unbounded queue, never full (the exhaustive search says so)
-            held = sum(
-                1
-                for io in s.io_threads
-                if io.request is not None
-                and answers.executor.get(io.request.id) is name
-                and answers.tag.get(io.request.id) not in _REFUSED_ON_THE_REMOTING_THREAD
-            )
-            joining = answers.joining.get(name, [])
-            coming = bisect.bisect_left(joining, overloaded[o]) - bisect.bisect_left(joining, k)
-            if len(s.executor(name).queue) + held + coming < capacity:
+            if len(s.executor(name).queue) + self._may_join(s, name, k, overloaded[o]) < capacity:
                 return True
         return False
+
+    def _may_join(self, s: BrokerState, name: ExecutorName, k: int, until: int, but: int = 0) -> int:
+        """The most tasks that can join ``name``'s queue from the node explaining ``k`` events until
+        event ``until``: the requests for it on remoting threads now (but request ``but``) and those
+        arriving before that event, less those the trace says are refused on the remoting thread."""
+        answers = self.answers
+        held = sum(
+            1
+            for io in s.io_threads
+            if io.request is not None
+            and io.request.id != but
+            and answers.executor.get(io.request.id) is name
+            and answers.tag.get(io.request.id) not in _REFUSED_ON_THE_REMOTING_THREAD
+        )
+        joining = answers.joining.get(name, [])
+        return held + bisect.bisect_left(joining, until) - bisect.bisect_left(joining, k)
 
     def _queue(self, e: Executor) -> _Queue:
         """What :meth:`_no_run_goes_on` reads of ``e``'s queue, read once per queue: a step that
