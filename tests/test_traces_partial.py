@@ -664,3 +664,201 @@ def test_each_broken_example_projected_down_is_a_violation_exactly_where_its_def
     assert result.verdict == verdict, result.detail
     if result.verdict == "conformant":
         _witness_follows_the_spec(projected, result)
+
+
+# -- The verdicts on small traces ------------------------------------------------------------------
+# Each verdict function of partial.py pinned exactly on a trace of a few events or on a result built
+# by hand: what a mutant of one of them reruns in the mutation run, which leaves the searches of
+# seconds above to the ordinary suite ([tool.mutmut] in pyproject.toml, docs/checker-mutants.md).
+
+
+def _small(tmp_path: Path) -> list[dict[str, Any]]:
+    """steady under 5.3.3, 12 steps of the reference (a full trace of 36 events, three requests),
+    its requests renamed 9003, 9002, 9001 in arrival order."""
+    return _with_opaques(_recorded(tmp_path, "steady", "5.3.3", 12), lambda i: 9004 - i)
+
+
+def test_a_small_trace_at_queues_is_witnessed_by_the_run_it_was_recorded_from(tmp_path: Path) -> None:
+    """At queues this trace hides only the put pre-check after its last event, so the exhaustive
+    search's one candidate is the recorded run: its witness is the recording up to there, record
+    for record (the full header, seqs from 1, the trace's opaques on the arrivals)."""
+    from traces.checking.partial import PartialReplay, decide
+
+    records = _small(tmp_path)
+    projected = list(project(records, Observation.QUEUES))
+    header = header_from_record(projected[0])
+    search = PartialReplay(header, BUDGETS)
+    result = decide(search, projected[1:])
+    assert (result.trace_id, result.verdict, result.events, result.detail) == (header.trace_id, "conformant", len(projected) - 1, "")
+    assert (result.max_candidates, result.steps, result.search) == (max(search.sizes), search.steps, "exhaustive search")
+    assert len(search.sizes) == result.events and result.opaques == (9003, 9002, 9001)
+    assert records[-1]["kind"] == "WorkerPassesPutCheck" and len(projected) == len(records) - 1
+    assert list(witness_records(header, result)) == records[:-1]
+    first = replay_partial(header, projected[1:], BUDGETS)  # the witness-first search finds the same run
+    assert (first.verdict, first.events, first.search, first.opaques) == ("conformant", result.events, "witness-first search (trace order)", result.opaques)
+    assert list(witness_records(header, first)) == records[:-1]
+
+
+def test_decide_stops_at_the_first_event_no_candidate_explains_or_where_a_budget_runs_out(tmp_path: Path) -> None:
+    """The violation names the event, what it needed, and each candidate's fields with what it
+    would have written instead, by the trace's opaques; the events after it are not searched. A
+    budget that runs out names itself and the event where it did."""
+    from traces.checking.partial import PartialReplay, decide
+
+    projected = list(project(_small(tmp_path), Observation.QUEUES))
+    header = header_from_record(projected[0])
+    i = _first_answered(projected)
+    event = projected[i]
+    assert (event["seq"], event["ts"], event["kind"]) == (9, 4, "WorkerProcessesRequest")
+    changed = [*projected[1:i], {**event, "responses": [{**event["responses"][0], "code": 0}]}, *projected[i + 1 :]]
+    search = PartialReplay(header, BUDGETS)
+    violation = decide(search, changed)
+    assert (violation.verdict, violation.events, violation.witness, violation.opaques) == ("violation", 8, (), (9003, 9002, 9001))
+    assert search.events == 8 and len(search.sizes) == 8  # nothing fed after seq 9
+    assert violation.detail == (
+        "seq 9 ts 4: no run of the spec explains it: it needs WorkerProcessesRequest writing opaque 9003: code 0"
+        " ' request type 99999 not supported'. 1 candidate state(s) at ts 4; candidate 1 (now=4 lock=None begin=0"
+        " pool=0 send queue 0, admin queue 0): WorkerProcessesRequest(executor=ADMIN, worker=0) writes opaque 9003:"
+        " code 3 ' request type 99999 not supported'"
+    )
+
+    search = PartialReplay(header, Budgets(candidates=5_000, steps=5, seconds=60))
+    out_of_steps = decide(search, projected[1:])
+    assert out_of_steps == PartialResult(
+        header.trace_id, "inconclusive", 5, 1, 1.0, 6, "seq 6: steps budget (5 spec steps) ran out", (), (9003, 9002)
+    )
+
+
+def test_a_result_shows_the_candidates_kept_and_the_witness_of_the_first_candidate() -> None:
+    """``_result`` on a search whose state is set by hand: the largest and the median (the upper
+    of the middle two) of the candidates kept after each event, or of the candidates now when no
+    event was explained; the steps; the witness only of a conformant result, read back along the
+    first candidate's trail; the opaques by the spec's request ids."""
+    from spec.environment import ClockAdvances
+    from spec.frozen import replace
+    from spec.remoting import RequestArrives
+    from traces.checking.partial import PartialReplay, Trail
+    from traces.format.records import RecordedResponse
+
+    (_, first), *_ = raw_records(EXAMPLES / "conformant-5.3.3.jsonl")
+    header = header_from_record({**first, "observation": "queues"})
+    search = PartialReplay(header, BUDGETS)
+    (s,) = search.candidates
+    arrives, clock = RequestArrives(0, 310, "TopicTest", False), ClockAdvances(3)
+    answered = (RecordedResponse(7, 0, None),)
+    trail = Trail(Trail(None, arrives, 2, ()), clock, 5, answered)
+    search.candidates = {replace(s, now=5): trail, replace(s, now=6): None}
+    search.events, search.steps, search.opaque_of = 4, 123, {2: 7, 1: 70}
+
+    assert search._result("conformant", "") == search.end()
+    witness = ((arrives, 2, ()), (clock, 5, answered))
+    assert search.end() == PartialResult(header.trace_id, "conformant", 4, 2, 2.0, 123, "", witness, (70, 7))  # no event: the two now
+    search.sizes = [4, 1, 7, 2]
+    assert search.end() == PartialResult(header.trace_id, "conformant", 4, 7, 4.0, 123, "", witness, (70, 7))
+    search.sizes = [3, 9, 5]
+    assert search._result("violation", "why") == PartialResult(header.trace_id, "violation", 4, 9, 5.0, 123, "why", (), (70, 7))
+    assert search._result("inconclusive", "spent") == PartialResult(header.trace_id, "inconclusive", 4, 9, 5.0, 123, "spent", (), (70, 7))
+
+
+def test_witness_records_number_the_steps_and_give_each_arrival_the_next_opaque() -> None:
+    from spec.environment import ClockAdvances
+    from spec.remoting import RequestArrives
+    from traces.format.records import RecordedResponse, event_record, header_record
+
+    (_, first), *_ = raw_records(EXAMPLES / "conformant-5.3.3.jsonl")
+    header = header_from_record({**first, "observation": "black-box"})
+    one, two, clock = RequestArrives(1, 310, "TopicTest", False), RequestArrives(0, 28, "", True), ClockAdvances(2)
+    answered = (RecordedResponse(41, 3, " request type 28 not supported"),)
+    witness = ((one, 5, ()), (clock, 7, ()), (two, 7, answered))
+    result = PartialResult(header.trace_id, "conformant", 3, 1, 1.0, 3, "", witness, (41, 40))
+    tid = header.trace_id
+    assert list(witness_records(header, result)) == [
+        header_record(dataclasses.replace(header, observation=Observation.FULL)),
+        event_record(tid, 1, 5, one, (), 41),
+        event_record(tid, 2, 7, clock, (), None),
+        event_record(tid, 3, 7, two, answered, 40),
+    ]
+    assert header_from_record(next(witness_records(header, result))).observation is Observation.FULL
+
+
+def test_a_black_box_arrival_is_any_idle_remoting_thread_decoding_the_recorded_request() -> None:
+    """What the request is, whichever thread decodes it: from a record with a null thread, or with
+    none (a row read from a file, :meth:`traces.format.records.EventColumns.record`, leaves nulls out)."""
+    from traces.checking.partial import _arrival
+
+    arrival = {"kind": "RequestArrives", "ts": 2, "seq": 1, "request_id": 5, "code": 310, "topic": "TopicTest", "oneway": True}
+    assert _arrival(arrival) == (310, "TopicTest", True)
+    assert _arrival({**arrival, "io_thread": None}) == (310, "TopicTest", True)
+    assert _arrival({**arrival, "code": 99999, "topic": "", "oneway": False}) == (99999, "", False)
+
+
+def test_a_candidates_summary_shows_the_clock_the_lock_the_pool_and_each_queue_with_its_heads_opaque() -> None:
+    from spec.frozen import replace
+    from spec.state import ForeignTask, Request, RequestTask, initial_state
+    from traces.checking.partial import _summary
+
+    (_, first), *_ = raw_records(EXAMPLES / "conformant-5.3.3.jsonl")
+    config = header_from_record(first).config
+    s = initial_state(config)
+    assert [e.name.value for e in s.executors] == ["send", "admin"]
+    task = lambda i: RequestTask(Request(i, 310, "TopicTest", False), 3)  # noqa: E731
+    send, admin = s.executors
+    s = replace(
+        s,
+        now=57,
+        lock=replace(s.lock, holder=("send", 1), begin_time_in_lock=51),
+        available_buffers=(4, 2, 0),
+        executors=(replace(send, queue=(task(3), task(4))), replace(admin, queue=(ForeignTask(1), task(5)))),
+    )
+    assert _summary(s, {3: 9003, 4: 9004, 5: 9005}) == "now=57 lock=('send', 1) begin=51 pool=3 send queue 2 head #9003, admin queue 2"
+    assert _summary(s, {4: 9004}) == "now=57 lock=('send', 1) begin=51 pool=3 send queue 2 head #?, admin queue 2"
+    assert _summary(initial_state(config), {}) == f"now={config.start_time_ms} lock=None begin=0 pool={len(initial_state(config).available_buffers)} send queue 0, admin queue 0"
+
+
+def test_the_witness_first_search_tries_the_undeclared_environment_first_then_the_declaration() -> None:
+    """An exception inside the put lock alone (where the declaration allows it, or the trace
+    declares nothing), then, only if the declaration allows more, all of it."""
+    from spec.frozen import replace
+    from spec.state import ExecutorName
+    from traces.checking.partial import witness_environments
+    from traces.format.records import QUIET_ENVIRONMENT, UNDECLARED_ENVIRONMENT, environment_to_json
+
+    (_, first), *_ = raw_records(EXAMPLES / "conformant-5.3.3.jsonl")
+    header = dataclasses.replace(header_from_record(first), environment=None)
+
+    def tried(declared: Any) -> list[dict[str, Any]]:
+        return [environment_to_json(e) for e in witness_environments(dataclasses.replace(header, environment=declared))]
+
+    undeclared, quiet = environment_to_json(UNDECLARED_ENVIRONMENT), environment_to_json(QUIET_ENVIRONMENT)
+    assert undeclared["exceptions_in_lock"] is True and quiet["exceptions_in_lock"] is False
+    assert tried(None) == [undeclared]
+    assert tried(UNDECLARED_ENVIRONMENT) == [undeclared]
+    assert tried(QUIET_ENVIRONMENT) == [quiet]
+    foreign = replace(UNDECLARED_ENVIRONMENT, foreign_tasks=(ExecutorName.SEND,), max_foreign_tasks=2)
+    assert tried(foreign) == [undeclared, environment_to_json(foreign)]
+    ha = replace(QUIET_ENVIRONMENT, ha_appends=True)
+    assert tried(ha) == [quiet, environment_to_json(ha)]
+
+
+def test_an_event_the_wire_rules_out_is_a_violation_even_when_the_search_runs_out_before_it() -> None:
+    """broken-responses_carry_the_profile_codes_and_remarks at black-box: seq 9's answer is no
+    run's (traces.checking.necessary); with a budget of one spec step the exhaustive search stops at
+    seq 1, and the verdict is still a violation at seq 9, saying the search found no earlier one."""
+    from traces.checking.necessary import Impossible
+    from traces.checking.partial import _impossible
+
+    records = [r for _, r in raw_records(EXAMPLES / "broken-responses_carry_the_profile_codes_and_remarks.jsonl")]
+    projected = list(project(records, Observation.BLACK_BOX))
+    header = header_from_record(projected[0])
+    result = replay_partial(header, projected[1:], Budgets(candidates=5_000, steps=1, seconds=60))
+    assert (result.verdict, result.events, result.witness) == ("violation", 0, ())
+    event = projected[9]
+    assert result.detail.startswith(
+        f"seq 9 ts {event['ts']}: no run of the spec explains it, read off the arrivals and answers alone"
+        " (responses_carry_the_profile_code_and_remark): "
+    )
+    assert result.detail.endswith("; the exhaustive search found no earlier such event before it stopped: seq 1: steps budget (1 spec steps) ran out")
+
+    assert _impossible(Impossible(8, 9, "a_claim", "what it needed"), {"ts": 42, "seq": 9}) == (
+        "seq 9 ts 42: no run of the spec explains it, read off the arrivals and answers alone (a_claim): what it needed"
+    )
