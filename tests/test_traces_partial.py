@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 
 from collections import Counter
 from collections.abc import Callable
@@ -862,3 +863,178 @@ def test_an_event_the_wire_rules_out_is_a_violation_even_when_the_search_runs_ou
     assert _impossible(Impossible(8, 9, "a_claim", "what it needed"), {"ts": 42, "seq": 9}) == (
         "seq 9 ts 42: no run of the spec explains it, read off the arrivals and answers alone (a_claim): what it needed"
     )
+
+
+def test_a_violation_says_what_the_event_needed_and_why_each_candidate_could_not_give_it(tmp_path: Path) -> None:
+    """The exhaustive search's violation on the small trace at queues, changed one event at a
+    time: the answers the event recorded (or nothing), the candidates (none, for an event whose
+    time goes back), and for each the step it would have taken with what it writes (or nothing),
+    or the guard that failed with the fields it read (or none)."""
+    from traces.checking.partial import PartialReplay, decide
+
+    projected = list(project(_small(tmp_path), Observation.QUEUES))
+    header = header_from_record(projected[0])
+    events = projected[1:]
+
+    def detail(changed: list[dict[str, Any]]) -> str:
+        result = decide(PartialReplay(header, BUDGETS), changed)
+        assert result.verdict == "violation" and result.events == len(changed) - 1
+        return result.detail
+
+    one = " 1 candidate state(s) at ts {}; candidate 1 (now={} lock=None begin=0 pool=0 send queue 0, admin queue 0): "
+    unsupported = "opaque 9003: code 3 ' request type 99999 not supported'"
+    assert events[0]["kind"] == "ClockAdvances"
+    assert detail([{**events[0], "ts": 1, "ms": 0}]) == (
+        "seq 1 ts 1: no run of the spec explains it: it needs ClockAdvances writing nothing." + one.format(1, 1)
+        + "ClockAdvances(ms=0), whose guard does not hold: time moves forward. (it read no state field);"
+        " one of the steps the spec allows here: none (every thread is blocked)"
+    )
+    assert (events[10]["seq"], events[10]["ts"], events[11]["kind"]) == (11, 10, "ClockAdvances")
+    assert detail([*events[:11], {**events[11], "ts": 1}]) == (
+        "seq 12 ts 1: no run of the spec explains it: it needs ClockAdvances writing nothing. 0 candidate state(s) at ts 1"
+    )
+    assert events[3]["kind"] == "DispatchCreatesTask"
+    assert detail([*events[:3], {**events[3], "responses": [{"request_id": 9003, "code": 2, "remark": "x"}]}]) == (
+        "seq 4 ts 2: no run of the spec explains it: it needs DispatchCreatesTask writing opaque 9003: code 2 'x'."
+        + one.format(2, 2) + "DispatchCreatesTask(io_thread=1) writes nothing"
+    )
+    answered = events[8]
+    assert answered["kind"] == "WorkerProcessesRequest" and len(answered["responses"]) == 1
+    processes = one.format(4, 4) + "WorkerProcessesRequest(executor=ADMIN, worker=0) writes " + unsupported
+    assert detail([*events[:8], {**answered, "responses": []}]) == (
+        "seq 9 ts 4: no run of the spec explains it: it needs WorkerProcessesRequest writing nothing." + processes
+    )
+    twice = [*answered["responses"], {"request_id": 9002, "code": 0, "remark": None}]
+    assert detail([*events[:8], {**answered, "responses": twice}]) == (
+        f"seq 9 ts 4: no run of the spec explains it: it needs WorkerProcessesRequest writing {unsupported}; opaque 9002: code 0 None." + processes
+    )
+
+
+def test_at_black_box_a_violation_shows_three_candidates_and_the_steps_each_could_take(tmp_path: Path) -> None:
+    """At black-box an answer is any hidden step that writes it, and an arrival any idle remoting
+    thread's: the detail says which hidden steps write what (or that none does), or why the arrival
+    is no step on each thread; of many candidates, the first three."""
+    from traces.checking.partial import PartialReplay, decide
+
+    projected = list(project(_small(tmp_path), Observation.BLACK_BOX))
+    header = header_from_record(projected[0])
+    events = projected[1:]
+    assert [e["kind"] for e in events] == ["RequestArrives"] * 3 + [RESPONSE_KIND]
+    answer = events[3]
+    unsupported = "opaque 9003: code 3 ' request type 99999 not supported'"
+    initial = "1 candidate state(s) at ts 1; candidate 1 (now=1 lock=None begin=0 pool=0 send queue 0, admin queue 0): "
+
+    early = decide(PartialReplay(header, BUDGETS), [{**answer, "seq": 1, "ts": 1}])
+    assert early.detail == (
+        f"seq 1 ts 1: no run of the spec explains it: it needs a hidden step writing {unsupported}. " + initial
+        + "no hidden step here writes a response"
+    )
+    pull = "RequestArrives(io_thread={}, code=11, topic='TopicTest', oneway=False), whose guard does not hold: the remoting thread is idle," \
+        " and the code's executor (if any) is part of the model. (it read io_threads=IDLE IDLE); one of the steps the spec allows here:" \
+        " none (every thread is blocked)"
+    unmodelled = decide(PartialReplay(header, BUDGETS), [{**events[2], "seq": 1, "ts": 1, "code": 11}])
+    assert unmodelled.detail == (
+        "seq 1 ts 1: no run of the spec explains it: it needs RequestArrives writing nothing. " + initial + pull.format(0) + "; " + pull.format(1)
+    )
+
+    search = PartialReplay(header, BUDGETS)  # no reduction: every candidate kept
+    changed = decide(search, [*events[:3], {**answer, "responses": [{**answer["responses"][0], "code": 0}]}])
+    pool = search._saturate(4)  # the candidates at the answer, again
+    assert changed.detail.startswith(
+        "seq 4 ts 4: no run of the spec explains it: it needs a hidden step writing opaque 9003: code 0 ' request type 99999 not supported'. "
+        f"{len(pool)} candidate state(s) at ts 4; candidate 1 ("
+    )
+    assert len(pool) > 3 and changed.detail.count(" | candidate ") == 2 and " | candidate 3 (" in changed.detail
+    # Of those candidates, one where the send worker holds the put lock and the admin worker can answer too:
+    writers = {search._why_not(s, answer) for s in pool}
+    assert (
+        "WorkerAppendsAndUnlocks(executor=SEND, worker=0) writes opaque 9001: code 0 None; "
+        f"WorkerProcessesRequest(executor=ADMIN, worker=0) writes {unsupported}"
+    ) in writers
+
+
+def test_when_the_wire_rules_an_event_out_the_exhaustive_search_alone_decides_with_its_reduction(tmp_path: Path) -> None:
+    """The small trace at black-box with its answer changed to one no processor writes: the
+    witness-first search is not run, so the result is the exhaustive search's on the events up to
+    that one, from no step spent, with the reduction (by default), which keeps far fewer candidates."""
+    from traces.checking.necessary import first_impossible
+    from traces.checking.partial import PartialReplay, decide
+    from traces.checking.reduction import Reduction
+
+    projected = list(project(_small(tmp_path), Observation.BLACK_BOX))
+    header = header_from_record(projected[0])
+    answer = projected[4]
+    changed = [*projected[1:4], {**answer, "responses": [{**answer["responses"][0], "code": 0}]}]
+    found = first_impossible(header.config, header.hidden_environment(), changed)
+    assert found is not None and found.index == 3
+    result = replay_partial(header, changed, BUDGETS)
+    assert result.verdict == "violation" and result.detail.startswith("seq 4 ts 4: no run of the spec explains it: it needs a hidden step")
+    assert result == decide(PartialReplay(header, BUDGETS, Reduction(header.config, header.observation, changed)), changed)
+    assert result == replay_partial(header, changed, BUDGETS, reduce=True)
+    unreduced = replay_partial(header, changed, BUDGETS, reduce=False)
+    assert unreduced == decide(PartialReplay(header, BUDGETS), changed)
+    assert unreduced.verdict == "violation" and unreduced.max_candidates > result.max_candidates
+
+
+def test_when_the_witness_first_share_runs_out_the_exhaustive_search_finds_the_witness(tmp_path: Path) -> None:
+    """The witness-first search may use only its share of the steps (here 10 of 2,000, too few
+    for the small trace at queues): the exhaustive search then decides, and its witness is the
+    recorded run."""
+    records = _small(tmp_path)
+    projected = list(project(records, Observation.QUEUES))
+    header = header_from_record(projected[0])
+    result = replay_partial(header, projected[1:], Budgets(candidates=5_000, steps=2_000, seconds=60, witness_share=0.005))
+    assert (result.verdict, result.search, result.events) == ("conformant", "exhaustive search", len(projected) - 1)
+    assert list(witness_records(header, result)) == records[:-1]
+
+
+def test_the_witness_first_passes_share_one_part_of_the_budgets_before_the_exhaustive_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trace that declares more than an exception inside the put lock is searched witness-first
+    twice (the narrow environment, then the declaration), both passes within one share of the
+    steps and time, the second going on from the steps the first spent; then the exhaustive search,
+    whose budget counts them too. Inconclusive, the detail says where each pass stopped."""
+    from spec.frozen import replace
+    from traces.checking import witness
+    from traces.format.records import QUIET_ENVIRONMENT, environment_to_json
+
+    calls: list[tuple[dict[str, Any], Budgets, int, int, tuple[int, float] | None]] = []
+
+    def stops(replay: Any, events: Any, passes: int = 1, until: tuple[int, float] | None = None) -> str:
+        calls.append((environment_to_json(replay.environment), replay.budgets, replay.steps, passes, until))
+        replay.steps += 7  # as if it had searched
+        return f"pass {len(calls)} stopped"
+
+    monkeypatch.setattr(witness, "find_witness", stops)
+    projected = list(project(_small(tmp_path), Observation.QUEUES))
+    declared = replace(QUIET_ENVIRONMENT, ha_appends=True)
+    header = dataclasses.replace(header_from_record(projected[0]), environment=declared)
+    budgets = Budgets(candidates=5_000, steps=100_000, seconds=60, witness_share=0.25)
+    before = time.monotonic()
+    result = replay_partial(header, projected[1:], budgets)
+    after = time.monotonic()
+    assert [c[0] for c in calls] == [environment_to_json(QUIET_ENVIRONMENT), environment_to_json(declared)]
+    assert [(c[1], c[2], c[3]) for c in calls] == [(budgets, 0, 2), (budgets, 7, 1)]
+    assert calls[0][4] == calls[1][4] and calls[0][4] is not None
+    steps, deadline = calls[0][4]
+    assert steps == 25_000 and before + 15 <= deadline <= after + 15
+    assert (result.verdict, result.search, result.events) == ("conformant", "exhaustive search", len(projected) - 1)
+    assert result.steps > 14
+
+    calls.clear()
+    spent = replay_partial(header, projected[1:], Budgets(candidates=5_000, steps=20, seconds=60, witness_share=0.25))
+    assert spent.verdict == "inconclusive" and len(calls) == 2
+    assert spent.detail.endswith(": steps budget (20 spec steps) ran out; before it, pass 1 stopped; then, with every declared step, pass 2 stopped")
+
+
+def test_a_witness_for_a_trace_the_wire_rules_out_is_a_checker_defect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wire's conditions (traces.checking.necessary) are necessary: if the search ever found a
+    run for a trace they rule out, one of the two is wrong, and the check stops rather than report either."""
+    from traces.checking import partial
+    from traces.checking.necessary import Impossible
+
+    projected = list(project(_small(tmp_path), Observation.QUEUES))
+    events = projected[1:]
+    monkeypatch.setattr(partial, "first_impossible", lambda *_: Impossible(len(events) - 1, events[-1]["seq"], "a_claim", "why"))
+    with pytest.raises(RuntimeError) as stopped:
+        replay_partial(header_from_record(projected[0]), events, BUDGETS)
+    assert str(stopped.value) == f"a checker defect: a run of the spec explains seq {events[-1]['seq']}, which traces.checking.necessary rules out"
