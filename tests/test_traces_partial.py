@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from spec.codes import OVERLOAD_REMARK
 from spec.invariants import known_defects
-from traces.checking.partial import Budgets, PartialResult, as_replay_result, replay_partial, witness_records
+from traces.checking.partial import Budgets, OutOfBudget, PartialResult, as_replay_result, replay_partial, witness_records
 from traces.checking.replay import replay_records
 from traces.format.project import project
 from traces.format.read import TraceInputError, raw_records, validate
@@ -974,6 +974,10 @@ def test_when_the_wire_rules_an_event_out_the_exhaustive_search_alone_decides_wi
     unreduced = replay_partial(header, changed, BUDGETS, reduce=False)
     assert unreduced == decide(PartialReplay(header, BUDGETS), changed)
     assert unreduced.verdict == "violation" and unreduced.max_candidates > result.max_candidates
+    # The reduction's own figures on this trace: at the answer 36 candidates where the unreduced search has
+    # 432, and at most 6 kept after an event where it keeps 84.
+    assert (result.max_candidates, unreduced.max_candidates) == (6, 84)
+    assert " 36 candidate state(s) at ts 4;" in result.detail and " 432 candidate state(s) at ts 4;" in unreduced.detail
 
 
 def test_when_the_witness_first_share_runs_out_the_exhaustive_search_finds_the_witness(tmp_path: Path) -> None:
@@ -1038,3 +1042,66 @@ def test_a_witness_for_a_trace_the_wire_rules_out_is_a_checker_defect(tmp_path: 
     with pytest.raises(RuntimeError) as stopped:
         replay_partial(header_from_record(projected[0]), events, BUDGETS)
     assert str(stopped.value) == f"a checker defect: a run of the spec explains seq {events[-1]['seq']}, which traces.checking.necessary rules out"
+
+
+def test_a_full_trace_is_the_replays_to_judge() -> None:
+    from traces.checking.partial import PartialReplay
+
+    (_, first), *_ = raw_records(EXAMPLES / "conformant-5.3.3.jsonl")
+    with pytest.raises(ValueError) as refused:
+        PartialReplay(header_from_record(first), BUDGETS)
+    assert str(refused.value) == "the partial replay is for traces below 'full'; use the replay"
+
+
+def test_each_budget_is_named_where_it_runs_out_and_one_just_large_enough_suffices(tmp_path: Path) -> None:
+    """The small trace at queues without the reduction keeps at most 18 candidates after an event:
+    a budget of 18 explains it, one of 17 runs out at the event that keeps 18. The saturation may
+    hold 20 times the budget. No time at all runs out at the first event."""
+    from spec.frozen import replace
+    from traces.checking.partial import PartialReplay, decide
+
+    projected = list(project(_small(tmp_path), Observation.QUEUES))
+    header, events = header_from_record(projected[0]), projected[1:]
+    enough = decide(PartialReplay(header, Budgets(candidates=18, steps=2_000_000, seconds=60)), events)
+    assert (enough.verdict, enough.max_candidates) == ("conformant", 18)
+    short = decide(PartialReplay(header, Budgets(candidates=17, steps=2_000_000, seconds=60)), events)
+    assert (short.verdict, short.events, short.detail) == ("inconclusive", 34, "seq 35: candidates budget (17 states) ran out")
+    no_time = decide(PartialReplay(header, Budgets(candidates=5_000, steps=2_000_000, seconds=0)), events)
+    assert (no_time.verdict, no_time.events, no_time.detail) == ("inconclusive", 0, "seq 1: time budget (0 s) ran out")
+
+    search = PartialReplay(header, Budgets(candidates=1, steps=2_000_000, seconds=60))
+    (s,) = search.candidates  # nothing hidden is enabled in it, and no time is to pass
+    search.candidates = {replace(s, next_request_id=i): None for i in range(1, 21)}
+    assert len(search._saturate(s.now)) == 20  # 20 times the budget: still within it
+    search.candidates = {replace(s, next_request_id=i): None for i in range(1, 22)}
+    with pytest.raises(OutOfBudget, match=r"^candidates budget \(1 states\) ran out while saturating$"):
+        search._saturate(s.now)
+
+
+def test_only_at_black_box_does_the_clock_stop_at_the_next_fast_failure_run() -> None:
+    """When no hidden step is enabled the saturation moves the clock straight on, but not past a
+    fast-failure run that could start unseen: at black-box the run is hidden, at queues an event."""
+    from spec.frozen import replace
+    from spec.state import FastFailurePhase
+    from traces.checking.partial import PartialReplay
+
+    (_, first), *_ = raw_records(EXAMPLES / "conformant-5.3.3.jsonl")
+    black_box = PartialReplay(header_from_record({**first, "observation": "black-box"}), BUDGETS)
+    queues = PartialReplay(header_from_record({**first, "observation": "queues"}), BUDGETS)
+    (s,) = black_box.candidates
+    assert s.fast_failure_phase is FastFailurePhase.IDLE
+    assert black_box.clock_guard_due(s) == s.fast_failure_next_run and queues.clock_guard_due(s) is None
+    running = next(p for p in FastFailurePhase if p is not FastFailurePhase.IDLE)
+    assert black_box.clock_guard_due(replace(s, fast_failure_phase=running)) is None
+
+
+def test_at_black_box_the_exhaustive_search_finds_a_witness_through_hidden_steps_that_the_full_replay_accepts(tmp_path: Path) -> None:
+    """The small trace at black-box with no share for the witness-first search: the exhaustive
+    search's witness runs through the hidden dispatches, takes and put path it saturated, each
+    step with its time, and the full replay follows it."""
+    projected = list(project(_small(tmp_path), Observation.BLACK_BOX))
+    header = header_from_record(projected[0])
+    result = replay_partial(header, projected[1:], Budgets(candidates=5_000, steps=2_000_000, seconds=60, witness_share=1e-12))
+    assert (result.verdict, result.search, result.events, result.opaques) == ("conformant", "exhaustive search", 4, (9003, 9002, 9001))
+    assert len(result.witness) > result.events and sum(type(a).__name__ == "RequestArrives" for a, _, _ in result.witness) == 3
+    _witness_follows_the_spec(projected, result)
