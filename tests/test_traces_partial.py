@@ -1105,3 +1105,57 @@ def test_at_black_box_the_exhaustive_search_finds_a_witness_through_hidden_steps
     assert (result.verdict, result.search, result.events, result.opaques) == ("conformant", "exhaustive search", 4, (9003, 9002, 9001))
     assert len(result.witness) > result.events and sum(type(a).__name__ == "RequestArrives" for a, _, _ in result.witness) == 3
     _witness_follows_the_spec(projected, result)
+
+
+def test_at_black_box_the_saturation_stops_the_clock_at_each_hidden_fast_failure_run(tmp_path: Path) -> None:
+    """The small trace at black-box, its header changed so that fast-failure runs fall due at ts 2
+    and 4 (start 1, first after 1 ms, then every 2), inside the trace: the exhaustive search
+    stops the clock at each, and its figures are exactly these (a search that jumped past a run,
+    moved one millisecond at a time where it may jump, went past an event's time, or dropped
+    states it should expand would give others). The witness still follows the spec."""
+    projected = list(project(_small(tmp_path), Observation.BLACK_BOX))
+    config = {**projected[0]["config"], "fast_failure_initial_delay_ms": 1, "fast_failure_period_ms": 2}
+    projected = [{**projected[0], "config": config}, *projected[1:]]
+    header = header_from_record(projected[0])
+    result = replay_partial(header, projected[1:], Budgets(candidates=5_000, steps=2_000_000, seconds=60, witness_share=1e-12))
+    assert (result.verdict, result.search, result.events) == ("conformant", "exhaustive search", 4)
+    assert (result.max_candidates, result.median_candidates, result.steps) == (162, 54.0, 3327)
+    _witness_follows_the_spec(projected, result)
+
+
+def test_a_foreign_task_is_proposed_only_while_the_declaration_allows_one_more() -> None:
+    """At black-box with one foreign task declared on the send queue: the hidden actions listed
+    for the state before it and for the state after it are each that state's own (the list is
+    made once per shape, and whether a foreign task may still come is part of the shape)."""
+    from spec.frozen import replace
+    from spec.machine import candidate_actions
+    from spec.state import ExecutorName
+    from traces.checking.partial import PartialReplay
+    from traces.format.records import QUIET_ENVIRONMENT
+
+    (_, first), *_ = raw_records(EXAMPLES / "conformant-5.3.3.jsonl")
+    declared = replace(QUIET_ENVIRONMENT, foreign_tasks=(ExecutorName.SEND,), max_foreign_tasks=1)
+    header = dataclasses.replace(header_from_record({**first, "observation": "black-box"}), environment=declared)
+    search = PartialReplay(header, BUDGETS)
+    (before,) = search.candidates
+    after = replace(before, next_foreign_id=before.next_foreign_id + 1)
+    for s in (before, after):
+        fresh = [a for a in candidate_actions(search.config, s, search.environment) if type(a) in search.hidden_rules]
+        assert [a for a, _, _ in search._hidden_candidates(s)] == fresh
+    assert len(search.hidden_by_shape) == 2 and len(search._hidden_candidates(before)) == len(search._hidden_candidates(after)) + 1
+
+
+def test_at_queues_an_event_later_than_the_clock_finds_the_clock_moved_to_it(tmp_path: Path) -> None:
+    """At queues nothing hidden reads the clock, and the saturation moves it straight to an event
+    recorded later than the last clock step (valid input: the small trace's last event moved from
+    ts 55 to 57), as the full replay of the witness does."""
+    from traces.checking.partial import PartialReplay, decide
+
+    projected = list(project(_small(tmp_path), Observation.QUEUES))
+    assert (projected[-2]["kind"], projected[-2]["ts"], projected[-1]["ts"]) == ("ClockAdvances", 55, 55)
+    projected[-1] = {**projected[-1], "ts": 57}
+    header = header_from_record(projected[0])
+    result = decide(PartialReplay(header, BUDGETS), projected[1:])
+    assert (result.verdict, result.events) == ("conformant", len(projected) - 1)
+    assert result.witness[-1][1] == 57
+    _witness_follows_the_spec(projected, result)
