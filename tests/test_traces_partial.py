@@ -1146,16 +1146,52 @@ def test_a_foreign_task_is_proposed_only_while_the_declaration_allows_one_more()
 
 
 def test_at_queues_an_event_later_than_the_clock_finds_the_clock_moved_to_it(tmp_path: Path) -> None:
-    """At queues nothing hidden reads the clock, and the saturation moves it straight to an event
-    recorded later than the last clock step (valid input: the small trace's last event moved from
-    ts 55 to 57), as the full replay of the witness does."""
+    """At queues nothing hidden reads the clock, and where no hidden step is enabled the saturation
+    moves it straight to an event recorded later than the last clock step (valid input: the small
+    trace cut after seq 13, which moves from ts 11 to 12), as the full replay of the witness does."""
     from traces.checking.partial import PartialReplay, decide
 
-    projected = list(project(_small(tmp_path), Observation.QUEUES))
-    assert (projected[-2]["kind"], projected[-2]["ts"], projected[-1]["ts"]) == ("ClockAdvances", 55, 55)
-    projected[-1] = {**projected[-1], "ts": 57}
+    projected = list(project(_small(tmp_path), Observation.QUEUES))[:14]
+    assert (projected[-2]["kind"], projected[-2]["ts"], projected[-1]["kind"], projected[-1]["ts"]) == ("ClockAdvances", 11, "DispatchCreatesTask", 11)
+    projected[-1] = {**projected[-1], "ts": 12}
     header = header_from_record(projected[0])
     result = decide(PartialReplay(header, BUDGETS), projected[1:])
-    assert (result.verdict, result.events) == ("conformant", len(projected) - 1)
-    assert result.witness[-1][1] == 57
+    assert (result.verdict, result.events) == ("conformant", 13)
+    assert result.witness[-1][1] == 12
+    _witness_follows_the_spec(projected, result)
+
+
+def test_at_black_box_an_idle_gap_is_crossed_from_one_hidden_fast_failure_run_to_the_next(tmp_path: Path) -> None:
+    """Two unsupported requests, each answered, at ts 2 and 30 (from the small trace's first): between
+    them nothing is enabled but the fast-failure runs due at 11 and 21, so the saturation jumps from
+    one to the next and on to 30, and the exhaustive search's figures are exactly these (a search
+    that jumped past a run, or moved one millisecond at a time, would give others)."""
+    projected = list(project(_small(tmp_path), Observation.BLACK_BOX))
+    arrival, answer = projected[1], projected[4]
+    assert (arrival["code"], arrival["request_id"], answer["ts"], answer["responses"][0]["request_id"]) == (99999, 9003, 4, 9003)
+    later = {**arrival, "seq": 3, "ts": 30, "request_id": 9004}
+    events = [arrival, {**answer, "seq": 2}, later, {**answer, "seq": 4, "ts": 30, "responses": [{**answer["responses"][0], "request_id": 9004}]}]
+    header = header_from_record(projected[0])
+    budgets = Budgets(candidates=5_000, steps=2_000_000, seconds=60, witness_share=1e-12)
+    result = replay_partial(header, events, budgets)
+    assert (result.verdict, result.search, result.events) == ("conformant", "exhaustive search", 4)
+    assert (result.max_candidates, result.median_candidates, result.steps) == (9, 9.0, 427)
+    unreduced = replay_partial(header, events, budgets, reduce=False)
+    assert (unreduced.max_candidates, unreduced.median_candidates, unreduced.steps) == (18, 9.0, 525)
+    _witness_follows_the_spec([projected[0], *events], result)
+
+
+def test_at_queues_the_saturation_expands_the_later_stamp_in_place_of_one_it_simulates(tmp_path: Path) -> None:
+    """bursts under 5.3.3, 120 steps of the reference at queues, searched exhaustively with the
+    reduction: tasks stamped a millisecond later are admitted after states with the earlier stamp
+    were queued to expand, which are then skipped, and the rest of the work goes on (its exact
+    figures; a search that stopped there would keep fewer states). The witness follows the spec."""
+    from traces.checking.partial import PartialReplay, decide
+    from traces.checking.reduction import Reduction
+
+    projected = list(project(_recorded(tmp_path, "bursts", "5.3.3", 120), Observation.QUEUES))
+    header, events = header_from_record(projected[0]), projected[1:]
+    result = decide(PartialReplay(header, BUDGETS, Reduction(header.config, header.observation, events)), events)
+    assert (result.verdict, result.events) == ("conformant", len(events))
+    assert (result.max_candidates, result.steps) == (12, 1428)
     _witness_follows_the_spec(projected, result)
