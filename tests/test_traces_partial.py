@@ -802,7 +802,9 @@ def test_a_candidates_summary_shows_the_clock_the_lock_the_pool_and_each_queue_w
     config = header_from_record(first).config
     s = initial_state(config)
     assert [e.name.value for e in s.executors] == ["send", "admin"]
-    task = lambda i: RequestTask(Request(i, 310, "TopicTest", False), 3)  # noqa: E731
+    def task(i: int) -> RequestTask:
+        return RequestTask(Request(i, 310, "TopicTest", False), 3)
+
     send, admin = s.executors
     s = replace(
         s,
@@ -820,7 +822,7 @@ def test_the_witness_first_search_tries_the_undeclared_environment_first_then_th
     """An exception inside the put lock alone (where the declaration allows it, or the trace
     declares nothing), then, only if the declaration allows more, all of it."""
     from spec.frozen import replace
-    from spec.state import ExecutorName
+    from spec.profiles import ExecutorName
     from traces.checking.partial import witness_environments
     from traces.format.records import QUIET_ENVIRONMENT, UNDECLARED_ENVIRONMENT, environment_to_json
 
@@ -1129,7 +1131,7 @@ def test_a_foreign_task_is_proposed_only_while_the_declaration_allows_one_more()
     made once per shape, and whether a foreign task may still come is part of the shape)."""
     from spec.frozen import replace
     from spec.machine import candidate_actions
-    from spec.state import ExecutorName
+    from spec.profiles import ExecutorName
     from traces.checking.partial import PartialReplay
     from traces.format.records import QUIET_ENVIRONMENT
 
