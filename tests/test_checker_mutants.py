@@ -38,3 +38,17 @@ def test_each_allowlisted_mutant_names_a_line_of_its_function_in_a_scope() -> No
         source = [line.strip() for line in mutated[module].read_text().splitlines()]
         assert entry.change.original in source, entry.change
         assert entry.change.mutated not in source and entry.why.strip()
+
+
+def test_each_test_the_mutation_runs_leave_out_exists() -> None:
+    """A ``--deselect`` in ``[tool.mutmut]`` names a test of its file (a renamed slow test would
+    otherwise come back into every mutant's run, and its name would stay in the list for nothing)."""
+    import tomllib
+
+    args = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mutmut"]["pytest_add_cli_args"]
+    left_out = [node for flag, node in zip(args, args[1:]) if flag == "--deselect"]
+    assert left_out
+    for node in left_out:
+        path, test = node.split("::")
+        tests = {f.name for f in ast.parse((ROOT / path).read_text()).body if isinstance(f, ast.FunctionDef)}
+        assert test.split("[")[0] in tests, node

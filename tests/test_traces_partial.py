@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 
 from collections import Counter
 from collections.abc import Callable
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from spec.codes import OVERLOAD_REMARK
 from spec.invariants import known_defects
-from traces.checking.partial import Budgets, PartialResult, as_replay_result, replay_partial, witness_records
+from traces.checking.partial import Budgets, OutOfBudget, PartialResult, as_replay_result, replay_partial, witness_records
 from traces.checking.replay import replay_records
 from traces.format.project import project
 from traces.format.read import TraceInputError, raw_records, validate
@@ -763,3 +764,535 @@ def test_each_broken_example_projected_down_is_a_violation_exactly_where_its_def
     assert result.verdict == verdict, result.detail
     if result.verdict == "conformant":
         _witness_follows_the_spec(projected, result)
+
+
+# -- The verdicts on small traces ------------------------------------------------------------------
+# Each verdict function of partial.py pinned exactly on a trace of a few events or on a result built
+# by hand: what a mutant of one of them reruns in the mutation run, which leaves the searches of
+# seconds above to the ordinary suite ([tool.mutmut] in pyproject.toml, docs/checker-mutants.md).
+
+
+def _small(tmp_path: Path) -> list[dict[str, Any]]:
+    """steady under 5.3.3, 12 steps of the reference (a full trace of 36 events, three requests),
+    its requests renamed 9003, 9002, 9001 in arrival order."""
+    return _with_opaques(_recorded(tmp_path, "steady", "5.3.3", 12), lambda i: 9004 - i)
+
+
+def test_a_small_trace_at_queues_is_witnessed_by_the_run_it_was_recorded_from(tmp_path: Path) -> None:
+    """At queues this trace hides only the put pre-check after its last event, so the exhaustive
+    search's one candidate is the recorded run: its witness is the recording up to there, record
+    for record (the full header, seqs from 1, the trace's opaques on the arrivals)."""
+    from traces.checking.partial import PartialReplay, decide
+
+    records = _small(tmp_path)
+    projected = list(project(records, Observation.QUEUES))
+    header = header_from_record(projected[0])
+    search = PartialReplay(header, BUDGETS)
+    result = decide(search, projected[1:])
+    assert (result.trace_id, result.verdict, result.events, result.detail) == (header.trace_id, "conformant", len(projected) - 1, "")
+    assert (result.max_candidates, result.steps, result.search) == (max(search.sizes), search.steps, "exhaustive search")
+    assert len(search.sizes) == result.events and result.opaques == (9003, 9002, 9001)
+    assert records[-1]["kind"] == "WorkerPassesPutCheck" and len(projected) == len(records) - 1
+    assert list(witness_records(header, result)) == records[:-1]
+    first = replay_partial(header, projected[1:], BUDGETS)  # the witness-first search finds the same run
+    assert (first.verdict, first.events, first.search, first.opaques) == ("conformant", result.events, "witness-first search (trace order)", result.opaques)
+    assert list(witness_records(header, first)) == records[:-1]
+
+
+def test_decide_stops_at_the_first_event_no_candidate_explains_or_where_a_budget_runs_out(tmp_path: Path) -> None:
+    """The violation names the event, what it needed, and each candidate's fields with what it
+    would have written instead, by the trace's opaques; the events after it are not searched. A
+    budget that runs out names itself and the event where it did."""
+    from traces.checking.partial import PartialReplay, decide
+
+    projected = list(project(_small(tmp_path), Observation.QUEUES))
+    header = header_from_record(projected[0])
+    i = _first_answered(projected)
+    event = projected[i]
+    assert (event["seq"], event["ts"], event["kind"]) == (9, 4, "WorkerProcessesRequest")
+    changed = [*projected[1:i], {**event, "responses": [{**event["responses"][0], "code": 0}]}, *projected[i + 1 :]]
+    search = PartialReplay(header, BUDGETS)
+    violation = decide(search, changed)
+    assert (violation.verdict, violation.events, violation.witness, violation.opaques) == ("violation", 8, (), (9003, 9002, 9001))
+    assert search.events == 8 and len(search.sizes) == 8  # nothing fed after seq 9
+    assert violation.detail == (
+        "seq 9 ts 4: no run of the spec explains it: it needs WorkerProcessesRequest writing opaque 9003: code 0"
+        " ' request type 99999 not supported'. 1 candidate state(s) at ts 4; candidate 1 (now=4 lock=None begin=0"
+        " pool=0 send queue 0, admin queue 0): WorkerProcessesRequest(executor=ADMIN, worker=0) writes opaque 9003:"
+        " code 3 ' request type 99999 not supported'"
+    )
+
+    search = PartialReplay(header, Budgets(candidates=5_000, steps=5, seconds=60))
+    out_of_steps = decide(search, projected[1:])
+    assert out_of_steps == PartialResult(
+        header.trace_id, "inconclusive", 5, 1, 1.0, 6, "seq 6: steps budget (5 spec steps) ran out", (), (9003, 9002)
+    )
+
+
+def test_a_result_shows_the_candidates_kept_and_the_witness_of_the_first_candidate() -> None:
+    """``_result`` on a search whose state is set by hand: the largest and the median (the upper
+    of the middle two) of the candidates kept after each event, or of the candidates now when no
+    event was explained; the steps; the witness only of a conformant result, read back along the
+    first candidate's trail; the opaques by the spec's request ids."""
+    from spec.environment import ClockAdvances
+    from spec.frozen import replace
+    from spec.remoting import RequestArrives
+    from traces.checking.partial import PartialReplay, Trail
+    from traces.format.records import RecordedResponse
+
+    (_, first), *_ = raw_records(EXAMPLES / "conformant-5.3.3.jsonl")
+    header = header_from_record({**first, "observation": "queues"})
+    search = PartialReplay(header, BUDGETS)
+    (s,) = search.candidates
+    arrives, clock = RequestArrives(0, 310, "TopicTest", False), ClockAdvances(3)
+    answered = (RecordedResponse(7, 0, None),)
+    trail = Trail(Trail(None, arrives, 2, ()), clock, 5, answered)
+    search.candidates = {replace(s, now=5): trail, replace(s, now=6): None}
+    search.events, search.steps, search.opaque_of = 4, 123, {2: 7, 1: 70}
+
+    assert search._result("conformant", "") == search.end()
+    witness = ((arrives, 2, ()), (clock, 5, answered))
+    assert search.end() == PartialResult(header.trace_id, "conformant", 4, 2, 2.0, 123, "", witness, (70, 7))  # no event: the two now
+    search.sizes = [4, 1, 7, 2]
+    assert search.end() == PartialResult(header.trace_id, "conformant", 4, 7, 4.0, 123, "", witness, (70, 7))
+    search.sizes = [3, 9, 5]
+    assert search._result("violation", "why") == PartialResult(header.trace_id, "violation", 4, 9, 5.0, 123, "why", (), (70, 7))
+    assert search._result("inconclusive", "spent") == PartialResult(header.trace_id, "inconclusive", 4, 9, 5.0, 123, "spent", (), (70, 7))
+
+
+def test_witness_records_number_the_steps_and_give_each_arrival_the_next_opaque() -> None:
+    from spec.environment import ClockAdvances
+    from spec.remoting import RequestArrives
+    from traces.format.records import RecordedResponse, event_record, header_record
+
+    (_, first), *_ = raw_records(EXAMPLES / "conformant-5.3.3.jsonl")
+    header = header_from_record({**first, "observation": "black-box"})
+    one, two, clock = RequestArrives(1, 310, "TopicTest", False), RequestArrives(0, 28, "", True), ClockAdvances(2)
+    answered = (RecordedResponse(41, 3, " request type 28 not supported"),)
+    witness = ((one, 5, ()), (clock, 7, ()), (two, 7, answered))
+    result = PartialResult(header.trace_id, "conformant", 3, 1, 1.0, 3, "", witness, (41, 40))
+    tid = header.trace_id
+    assert list(witness_records(header, result)) == [
+        header_record(dataclasses.replace(header, observation=Observation.FULL)),
+        event_record(tid, 1, 5, one, (), 41),
+        event_record(tid, 2, 7, clock, (), None),
+        event_record(tid, 3, 7, two, answered, 40),
+    ]
+    assert header_from_record(next(witness_records(header, result))).observation is Observation.FULL
+
+
+def test_a_black_box_arrival_is_any_idle_remoting_thread_decoding_the_recorded_request() -> None:
+    """What the request is, whichever thread decodes it: from a record with a null thread, or with
+    none (a row read from a file, :meth:`traces.format.records.EventColumns.record`, leaves nulls out)."""
+    from traces.checking.partial import _arrival
+
+    arrival = {"kind": "RequestArrives", "ts": 2, "seq": 1, "request_id": 5, "code": 310, "topic": "TopicTest", "oneway": True}
+    assert _arrival(arrival) == (310, "TopicTest", True)
+    assert _arrival({**arrival, "io_thread": None}) == (310, "TopicTest", True)
+    assert _arrival({**arrival, "code": 99999, "topic": "", "oneway": False}) == (99999, "", False)
+
+
+def test_a_candidates_summary_shows_the_clock_the_lock_the_pool_and_each_queue_with_its_heads_opaque() -> None:
+    from spec.frozen import replace
+    from spec.state import ForeignTask, Request, RequestTask, initial_state
+    from traces.checking.partial import _summary
+
+    (_, first), *_ = raw_records(EXAMPLES / "conformant-5.3.3.jsonl")
+    config = header_from_record(first).config
+    s = initial_state(config)
+    assert [e.name.value for e in s.executors] == ["send", "admin"]
+    def task(i: int) -> RequestTask:
+        return RequestTask(Request(i, 310, "TopicTest", False), 3)
+
+    send, admin = s.executors
+    s = replace(
+        s,
+        now=57,
+        lock=replace(s.lock, holder=("send", 1), begin_time_in_lock=51),
+        available_buffers=(4, 2, 0),
+        executors=(replace(send, queue=(task(3), task(4))), replace(admin, queue=(ForeignTask(1), task(5)))),
+    )
+    assert _summary(s, {3: 9003, 4: 9004, 5: 9005}) == "now=57 lock=('send', 1) begin=51 pool=3 send queue 2 head #9003, admin queue 2"
+    assert _summary(s, {4: 9004}) == "now=57 lock=('send', 1) begin=51 pool=3 send queue 2 head #?, admin queue 2"
+    assert _summary(initial_state(config), {}) == f"now={config.start_time_ms} lock=None begin=0 pool={len(initial_state(config).available_buffers)} send queue 0, admin queue 0"
+
+
+def test_the_witness_first_search_tries_the_undeclared_environment_first_then_the_declaration() -> None:
+    """An exception inside the put lock alone (where the declaration allows it, or the trace
+    declares nothing), then, only if the declaration allows more, all of it."""
+    from spec.frozen import replace
+    from spec.profiles import ExecutorName
+    from traces.checking.partial import witness_environments
+    from traces.format.records import QUIET_ENVIRONMENT, UNDECLARED_ENVIRONMENT, environment_to_json
+
+    (_, first), *_ = raw_records(EXAMPLES / "conformant-5.3.3.jsonl")
+    header = dataclasses.replace(header_from_record(first), environment=None)
+
+    def tried(declared: Any) -> list[dict[str, Any]]:
+        return [environment_to_json(e) for e in witness_environments(dataclasses.replace(header, environment=declared))]
+
+    undeclared, quiet = environment_to_json(UNDECLARED_ENVIRONMENT), environment_to_json(QUIET_ENVIRONMENT)
+    assert undeclared["exceptions_in_lock"] is True and quiet["exceptions_in_lock"] is False
+    assert tried(None) == [undeclared]
+    assert tried(UNDECLARED_ENVIRONMENT) == [undeclared]
+    assert tried(QUIET_ENVIRONMENT) == [quiet]
+    foreign = replace(UNDECLARED_ENVIRONMENT, foreign_tasks=(ExecutorName.SEND,), max_foreign_tasks=2)
+    assert tried(foreign) == [undeclared, environment_to_json(foreign)]
+    ha = replace(QUIET_ENVIRONMENT, ha_appends=True)
+    assert tried(ha) == [quiet, environment_to_json(ha)]
+
+
+def test_an_event_the_wire_rules_out_is_a_violation_even_when_the_search_runs_out_before_it() -> None:
+    """broken-responses_carry_the_profile_codes_and_remarks at black-box: seq 9's answer is no
+    run's (traces.checking.necessary); with a budget of one spec step the exhaustive search stops at
+    seq 1, and the verdict is still a violation at seq 9, saying the search found no earlier one."""
+    from traces.checking.necessary import Impossible
+    from traces.checking.partial import _impossible
+
+    records = [r for _, r in raw_records(EXAMPLES / "broken-responses_carry_the_profile_codes_and_remarks.jsonl")]
+    projected = list(project(records, Observation.BLACK_BOX))
+    header = header_from_record(projected[0])
+    result = replay_partial(header, projected[1:], Budgets(candidates=5_000, steps=1, seconds=60))
+    assert (result.verdict, result.events, result.witness) == ("violation", 0, ())
+    event = projected[9]
+    assert result.detail.startswith(
+        f"seq 9 ts {event['ts']}: no run of the spec explains it, read off the arrivals and answers alone"
+        " (responses_carry_the_profile_code_and_remark): "
+    )
+    assert result.detail.endswith("; the exhaustive search found no earlier such event before it stopped: seq 1: steps budget (1 spec steps) ran out")
+
+    assert _impossible(Impossible(8, 9, "a_claim", "what it needed"), {"ts": 42, "seq": 9}) == (
+        "seq 9 ts 42: no run of the spec explains it, read off the arrivals and answers alone (a_claim): what it needed"
+    )
+
+
+def test_a_violation_says_what_the_event_needed_and_why_each_candidate_could_not_give_it(tmp_path: Path) -> None:
+    """The exhaustive search's violation on the small trace at queues, changed one event at a
+    time: the answers the event recorded (or nothing), the candidates (none, for an event whose
+    time goes back), and for each the step it would have taken with what it writes (or nothing),
+    or the guard that failed with the fields it read (or none)."""
+    from traces.checking.partial import PartialReplay, decide
+
+    projected = list(project(_small(tmp_path), Observation.QUEUES))
+    header = header_from_record(projected[0])
+    events = projected[1:]
+
+    def detail(changed: list[dict[str, Any]]) -> str:
+        result = decide(PartialReplay(header, BUDGETS), changed)
+        assert result.verdict == "violation" and result.events == len(changed) - 1
+        return result.detail
+
+    one = " 1 candidate state(s) at ts {}; candidate 1 (now={} lock=None begin=0 pool=0 send queue 0, admin queue 0): "
+    unsupported = "opaque 9003: code 3 ' request type 99999 not supported'"
+    assert events[0]["kind"] == "ClockAdvances"
+    assert detail([{**events[0], "ts": 1, "ms": 0}]) == (
+        "seq 1 ts 1: no run of the spec explains it: it needs ClockAdvances writing nothing." + one.format(1, 1)
+        + "ClockAdvances(ms=0), whose guard does not hold: time moves forward. (it read no state field);"
+        " one of the steps the spec allows here: none (every thread is blocked)"
+    )
+    assert (events[10]["seq"], events[10]["ts"], events[11]["kind"]) == (11, 10, "ClockAdvances")
+    assert detail([*events[:11], {**events[11], "ts": 1}]) == (
+        "seq 12 ts 1: no run of the spec explains it: it needs ClockAdvances writing nothing. 0 candidate state(s) at ts 1"
+    )
+    assert events[3]["kind"] == "DispatchCreatesTask"
+    assert detail([*events[:3], {**events[3], "responses": [{"request_id": 9003, "code": 2, "remark": "x"}]}]) == (
+        "seq 4 ts 2: no run of the spec explains it: it needs DispatchCreatesTask writing opaque 9003: code 2 'x'."
+        + one.format(2, 2) + "DispatchCreatesTask(io_thread=1) writes nothing"
+    )
+    answered = events[8]
+    assert answered["kind"] == "WorkerProcessesRequest" and len(answered["responses"]) == 1
+    processes = one.format(4, 4) + "WorkerProcessesRequest(executor=ADMIN, worker=0) writes " + unsupported
+    assert detail([*events[:8], {**answered, "responses": []}]) == (
+        "seq 9 ts 4: no run of the spec explains it: it needs WorkerProcessesRequest writing nothing." + processes
+    )
+    twice = [*answered["responses"], {"request_id": 9002, "code": 0, "remark": None}]
+    assert detail([*events[:8], {**answered, "responses": twice}]) == (
+        f"seq 9 ts 4: no run of the spec explains it: it needs WorkerProcessesRequest writing {unsupported}; opaque 9002: code 0 None." + processes
+    )
+
+
+def test_at_black_box_a_violation_shows_three_candidates_and_the_steps_each_could_take(tmp_path: Path) -> None:
+    """At black-box an answer is any hidden step that writes it, and an arrival any idle remoting
+    thread's: the detail says which hidden steps write what (or that none does), or why the arrival
+    is no step on each thread; of many candidates, the first three."""
+    from traces.checking.partial import PartialReplay, decide
+
+    projected = list(project(_small(tmp_path), Observation.BLACK_BOX))
+    header = header_from_record(projected[0])
+    events = projected[1:]
+    assert [e["kind"] for e in events] == ["RequestArrives"] * 3 + [RESPONSE_KIND]
+    answer = events[3]
+    unsupported = "opaque 9003: code 3 ' request type 99999 not supported'"
+    initial = "1 candidate state(s) at ts 1; candidate 1 (now=1 lock=None begin=0 pool=0 send queue 0, admin queue 0): "
+
+    early = decide(PartialReplay(header, BUDGETS), [{**answer, "seq": 1, "ts": 1}])
+    assert early.detail == (
+        f"seq 1 ts 1: no run of the spec explains it: it needs a hidden step writing {unsupported}. " + initial
+        + "no hidden step here writes a response"
+    )
+    pull = "RequestArrives(io_thread={}, code=11, topic='TopicTest', oneway=False), whose guard does not hold: the remoting thread is idle," \
+        " and the code's executor (if any) is part of the model. (it read io_threads=IDLE IDLE); one of the steps the spec allows here:" \
+        " none (every thread is blocked)"
+    unmodelled = decide(PartialReplay(header, BUDGETS), [{**events[2], "seq": 1, "ts": 1, "code": 11}])
+    assert unmodelled.detail == (
+        "seq 1 ts 1: no run of the spec explains it: it needs RequestArrives writing nothing. " + initial + pull.format(0) + "; " + pull.format(1)
+    )
+
+    search = PartialReplay(header, BUDGETS)  # no reduction: every candidate kept
+    changed = decide(search, [*events[:3], {**answer, "responses": [{**answer["responses"][0], "code": 0}]}])
+    pool = search._saturate(4)  # the candidates at the answer, again
+    assert changed.detail.startswith(
+        "seq 4 ts 4: no run of the spec explains it: it needs a hidden step writing opaque 9003: code 0 ' request type 99999 not supported'. "
+        f"{len(pool)} candidate state(s) at ts 4; candidate 1 ("
+    )
+    assert len(pool) > 3 and changed.detail.count(" | candidate ") == 2 and " | candidate 3 (" in changed.detail
+    # Of those candidates, one where the send worker holds the put lock and the admin worker can answer too:
+    writers = {search._why_not(s, answer) for s in pool}
+    assert (
+        "WorkerAppendsAndUnlocks(executor=SEND, worker=0) writes opaque 9001: code 0 None; "
+        f"WorkerProcessesRequest(executor=ADMIN, worker=0) writes {unsupported}"
+    ) in writers
+
+
+def test_when_the_wire_rules_an_event_out_the_exhaustive_search_alone_decides_with_its_reduction(tmp_path: Path) -> None:
+    """The small trace at black-box with its answer changed to one no processor writes: the
+    witness-first search is not run, so the result is the exhaustive search's on the events up to
+    that one, from no step spent, with the reduction (by default), which keeps far fewer candidates."""
+    from traces.checking.necessary import first_impossible
+    from traces.checking.partial import PartialReplay, decide
+    from traces.checking.reduction import Reduction
+
+    projected = list(project(_small(tmp_path), Observation.BLACK_BOX))
+    header = header_from_record(projected[0])
+    answer = projected[4]
+    changed = [*projected[1:4], {**answer, "responses": [{**answer["responses"][0], "code": 0}]}]
+    found = first_impossible(header.config, header.hidden_environment(), changed)
+    assert found is not None and found.index == 3
+    result = replay_partial(header, changed, BUDGETS)
+    assert result.verdict == "violation" and result.detail.startswith("seq 4 ts 4: no run of the spec explains it: it needs a hidden step")
+    assert result == decide(PartialReplay(header, BUDGETS, Reduction(header.config, header.observation, changed)), changed)
+    assert result == replay_partial(header, changed, BUDGETS, reduce=True)
+    unreduced = replay_partial(header, changed, BUDGETS, reduce=False)
+    assert unreduced == decide(PartialReplay(header, BUDGETS), changed)
+    assert unreduced.verdict == "violation" and unreduced.max_candidates > result.max_candidates
+    # The reduction's own figures on this trace: at the answer 36 candidates where the unreduced search has
+    # 432, and at most 6 kept after an event where it keeps 84.
+    assert (result.max_candidates, unreduced.max_candidates) == (6, 84)
+    assert " 36 candidate state(s) at ts 4;" in result.detail and " 432 candidate state(s) at ts 4;" in unreduced.detail
+
+
+def test_when_the_witness_first_share_runs_out_the_exhaustive_search_finds_the_witness(tmp_path: Path) -> None:
+    """The witness-first search may use only its share of the steps (here 10 of 2,000, too few
+    for the small trace at queues): the exhaustive search then decides, and its witness is the
+    recorded run."""
+    records = _small(tmp_path)
+    projected = list(project(records, Observation.QUEUES))
+    header = header_from_record(projected[0])
+    result = replay_partial(header, projected[1:], Budgets(candidates=5_000, steps=2_000, seconds=60, witness_share=0.005))
+    assert (result.verdict, result.search, result.events) == ("conformant", "exhaustive search", len(projected) - 1)
+    assert list(witness_records(header, result)) == records[:-1]
+
+
+def test_the_witness_first_passes_share_one_part_of_the_budgets_before_the_exhaustive_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trace that declares more than an exception inside the put lock is searched witness-first
+    twice (the narrow environment, then the declaration), both passes within one share of the
+    steps and time, the second going on from the steps the first spent; then the exhaustive search,
+    whose budget counts them too. Inconclusive, the detail says where each pass stopped."""
+    from spec.frozen import replace
+    from traces.checking import witness
+    from traces.format.records import QUIET_ENVIRONMENT, environment_to_json
+
+    calls: list[tuple[dict[str, Any], Budgets, int, int, tuple[int, float] | None]] = []
+
+    def stops(replay: Any, events: Any, passes: int = 1, until: tuple[int, float] | None = None) -> str:
+        calls.append((environment_to_json(replay.environment), replay.budgets, replay.steps, passes, until))
+        replay.steps += 7  # as if it had searched
+        return f"pass {len(calls)} stopped"
+
+    monkeypatch.setattr(witness, "find_witness", stops)
+    projected = list(project(_small(tmp_path), Observation.QUEUES))
+    declared = replace(QUIET_ENVIRONMENT, ha_appends=True)
+    header = dataclasses.replace(header_from_record(projected[0]), environment=declared)
+    budgets = Budgets(candidates=5_000, steps=100_000, seconds=60, witness_share=0.25)
+    before = time.monotonic()
+    result = replay_partial(header, projected[1:], budgets)
+    after = time.monotonic()
+    assert [c[0] for c in calls] == [environment_to_json(QUIET_ENVIRONMENT), environment_to_json(declared)]
+    assert [(c[1], c[2], c[3]) for c in calls] == [(budgets, 0, 2), (budgets, 7, 1)]
+    assert calls[0][4] == calls[1][4] and calls[0][4] is not None
+    steps, deadline = calls[0][4]
+    assert steps == 25_000 and before + 15 <= deadline <= after + 15
+    assert (result.verdict, result.search, result.events) == ("conformant", "exhaustive search", len(projected) - 1)
+    assert result.steps > 14
+
+    calls.clear()
+    spent = replay_partial(header, projected[1:], Budgets(candidates=5_000, steps=20, seconds=60, witness_share=0.25))
+    assert spent.verdict == "inconclusive" and len(calls) == 2
+    assert spent.detail.endswith(": steps budget (20 spec steps) ran out; before it, pass 1 stopped; then, with every declared step, pass 2 stopped")
+
+
+def test_a_witness_for_a_trace_the_wire_rules_out_is_a_checker_defect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wire's conditions (traces.checking.necessary) are necessary: if the search ever found a
+    run for a trace they rule out, one of the two is wrong, and the check stops rather than report either."""
+    from traces.checking import partial
+    from traces.checking.necessary import Impossible
+
+    projected = list(project(_small(tmp_path), Observation.QUEUES))
+    events = projected[1:]
+    monkeypatch.setattr(partial, "first_impossible", lambda *_: Impossible(len(events) - 1, events[-1]["seq"], "a_claim", "why"))
+    with pytest.raises(RuntimeError) as stopped:
+        replay_partial(header_from_record(projected[0]), events, BUDGETS)
+    assert str(stopped.value) == f"a checker defect: a run of the spec explains seq {events[-1]['seq']}, which traces.checking.necessary rules out"
+
+
+def test_a_full_trace_is_the_replays_to_judge() -> None:
+    from traces.checking.partial import PartialReplay
+
+    (_, first), *_ = raw_records(EXAMPLES / "conformant-5.3.3.jsonl")
+    with pytest.raises(ValueError) as refused:
+        PartialReplay(header_from_record(first), BUDGETS)
+    assert str(refused.value) == "the partial replay is for traces below 'full'; use the replay"
+
+
+def test_each_budget_is_named_where_it_runs_out_and_one_just_large_enough_suffices(tmp_path: Path) -> None:
+    """The small trace at queues without the reduction keeps at most 18 candidates after an event:
+    a budget of 18 explains it, one of 17 runs out at the event that keeps 18. The saturation may
+    hold 20 times the budget. No time at all runs out at the first event."""
+    from spec.frozen import replace
+    from traces.checking.partial import PartialReplay, decide
+
+    projected = list(project(_small(tmp_path), Observation.QUEUES))
+    header, events = header_from_record(projected[0]), projected[1:]
+    enough = decide(PartialReplay(header, Budgets(candidates=18, steps=2_000_000, seconds=60)), events)
+    assert (enough.verdict, enough.max_candidates) == ("conformant", 18)
+    short = decide(PartialReplay(header, Budgets(candidates=17, steps=2_000_000, seconds=60)), events)
+    assert (short.verdict, short.events, short.detail) == ("inconclusive", 34, "seq 35: candidates budget (17 states) ran out")
+    no_time = decide(PartialReplay(header, Budgets(candidates=5_000, steps=2_000_000, seconds=0)), events)
+    assert (no_time.verdict, no_time.events, no_time.detail) == ("inconclusive", 0, "seq 1: time budget (0 s) ran out")
+
+    search = PartialReplay(header, Budgets(candidates=1, steps=2_000_000, seconds=60))
+    (s,) = search.candidates  # nothing hidden is enabled in it, and no time is to pass
+    search.candidates = {replace(s, next_request_id=i): None for i in range(1, 21)}
+    assert len(search._saturate(s.now)) == 20  # 20 times the budget: still within it
+    search.candidates = {replace(s, next_request_id=i): None for i in range(1, 22)}
+    with pytest.raises(OutOfBudget, match=r"^candidates budget \(1 states\) ran out while saturating$"):
+        search._saturate(s.now)
+
+
+def test_only_at_black_box_does_the_clock_stop_at_the_next_fast_failure_run() -> None:
+    """When no hidden step is enabled the saturation moves the clock straight on, but not past a
+    fast-failure run that could start unseen: at black-box the run is hidden, at queues an event."""
+    from spec.frozen import replace
+    from spec.state import FastFailurePhase
+    from traces.checking.partial import PartialReplay
+
+    (_, first), *_ = raw_records(EXAMPLES / "conformant-5.3.3.jsonl")
+    black_box = PartialReplay(header_from_record({**first, "observation": "black-box"}), BUDGETS)
+    queues = PartialReplay(header_from_record({**first, "observation": "queues"}), BUDGETS)
+    (s,) = black_box.candidates
+    assert s.fast_failure_phase is FastFailurePhase.IDLE
+    assert black_box.clock_guard_due(s) == s.fast_failure_next_run and queues.clock_guard_due(s) is None
+    running = next(p for p in FastFailurePhase if p is not FastFailurePhase.IDLE)
+    assert black_box.clock_guard_due(replace(s, fast_failure_phase=running)) is None
+
+
+def test_at_black_box_the_exhaustive_search_finds_a_witness_through_hidden_steps_that_the_full_replay_accepts(tmp_path: Path) -> None:
+    """The small trace at black-box with no share for the witness-first search: the exhaustive
+    search's witness runs through the hidden dispatches, takes and put path it saturated, each
+    step with its time, and the full replay follows it."""
+    projected = list(project(_small(tmp_path), Observation.BLACK_BOX))
+    header = header_from_record(projected[0])
+    result = replay_partial(header, projected[1:], Budgets(candidates=5_000, steps=2_000_000, seconds=60, witness_share=1e-12))
+    assert (result.verdict, result.search, result.events, result.opaques) == ("conformant", "exhaustive search", 4, (9003, 9002, 9001))
+    assert len(result.witness) > result.events and sum(type(a).__name__ == "RequestArrives" for a, _, _ in result.witness) == 3
+    _witness_follows_the_spec(projected, result)
+
+
+def test_at_black_box_the_saturation_stops_the_clock_at_each_hidden_fast_failure_run(tmp_path: Path) -> None:
+    """The small trace at black-box, its header changed so that fast-failure runs fall due at ts 2
+    and 4 (start 1, first after 1 ms, then every 2), inside the trace: the exhaustive search
+    stops the clock at each, and its figures are exactly these (a search that jumped past a run,
+    moved one millisecond at a time where it may jump, went past an event's time, or dropped
+    states it should expand would give others). The witness still follows the spec."""
+    projected = list(project(_small(tmp_path), Observation.BLACK_BOX))
+    config = {**projected[0]["config"], "fast_failure_initial_delay_ms": 1, "fast_failure_period_ms": 2}
+    projected = [{**projected[0], "config": config}, *projected[1:]]
+    header = header_from_record(projected[0])
+    result = replay_partial(header, projected[1:], Budgets(candidates=5_000, steps=2_000_000, seconds=60, witness_share=1e-12))
+    assert (result.verdict, result.search, result.events) == ("conformant", "exhaustive search", 4)
+    assert (result.max_candidates, result.median_candidates, result.steps) == (162, 54.0, 3327)
+    _witness_follows_the_spec(projected, result)
+
+
+def test_a_foreign_task_is_proposed_only_while_the_declaration_allows_one_more() -> None:
+    """At black-box with one foreign task declared on the send queue: the hidden actions listed
+    for the state before it and for the state after it are each that state's own (the list is
+    made once per shape, and whether a foreign task may still come is part of the shape)."""
+    from spec.frozen import replace
+    from spec.machine import candidate_actions
+    from spec.profiles import ExecutorName
+    from traces.checking.partial import PartialReplay
+    from traces.format.records import QUIET_ENVIRONMENT
+
+    (_, first), *_ = raw_records(EXAMPLES / "conformant-5.3.3.jsonl")
+    declared = replace(QUIET_ENVIRONMENT, foreign_tasks=(ExecutorName.SEND,), max_foreign_tasks=1)
+    header = dataclasses.replace(header_from_record({**first, "observation": "black-box"}), environment=declared)
+    search = PartialReplay(header, BUDGETS)
+    (before,) = search.candidates
+    after = replace(before, next_foreign_id=before.next_foreign_id + 1)
+    for s in (before, after):
+        fresh = [a for a in candidate_actions(search.config, s, search.environment) if type(a) in search.hidden_rules]
+        assert [a for a, _, _ in search._hidden_candidates(s)] == fresh
+    assert len(search.hidden_by_shape) == 2 and len(search._hidden_candidates(before)) == len(search._hidden_candidates(after)) + 1
+
+
+def test_at_queues_an_event_later_than_the_clock_finds_the_clock_moved_to_it(tmp_path: Path) -> None:
+    """At queues nothing hidden reads the clock, and where no hidden step is enabled the saturation
+    moves it straight to an event recorded later than the last clock step (valid input: the small
+    trace cut after seq 13, which moves from ts 11 to 12), as the full replay of the witness does."""
+    from traces.checking.partial import PartialReplay, decide
+
+    projected = list(project(_small(tmp_path), Observation.QUEUES))[:14]
+    assert (projected[-2]["kind"], projected[-2]["ts"], projected[-1]["kind"], projected[-1]["ts"]) == ("ClockAdvances", 11, "DispatchCreatesTask", 11)
+    projected[-1] = {**projected[-1], "ts": 12}
+    header = header_from_record(projected[0])
+    result = decide(PartialReplay(header, BUDGETS), projected[1:])
+    assert (result.verdict, result.events) == ("conformant", 13)
+    assert result.witness[-1][1] == 12
+    _witness_follows_the_spec(projected, result)
+
+
+def test_at_black_box_an_idle_gap_is_crossed_from_one_hidden_fast_failure_run_to_the_next(tmp_path: Path) -> None:
+    """Two unsupported requests, each answered, at ts 2 and 30 (from the small trace's first): between
+    them nothing is enabled but the fast-failure runs due at 11 and 21, so the saturation jumps from
+    one to the next and on to 30, and the exhaustive search's figures are exactly these (a search
+    that jumped past a run, or moved one millisecond at a time, would give others)."""
+    projected = list(project(_small(tmp_path), Observation.BLACK_BOX))
+    arrival, answer = projected[1], projected[4]
+    assert (arrival["code"], arrival["request_id"], answer["ts"], answer["responses"][0]["request_id"]) == (99999, 9003, 4, 9003)
+    later = {**arrival, "seq": 3, "ts": 30, "request_id": 9004}
+    events = [arrival, {**answer, "seq": 2}, later, {**answer, "seq": 4, "ts": 30, "responses": [{**answer["responses"][0], "request_id": 9004}]}]
+    header = header_from_record(projected[0])
+    budgets = Budgets(candidates=5_000, steps=2_000_000, seconds=60, witness_share=1e-12)
+    result = replay_partial(header, events, budgets)
+    assert (result.verdict, result.search, result.events) == ("conformant", "exhaustive search", 4)
+    assert (result.max_candidates, result.median_candidates, result.steps) == (9, 9.0, 427)
+    unreduced = replay_partial(header, events, budgets, reduce=False)
+    assert (unreduced.max_candidates, unreduced.median_candidates, unreduced.steps) == (18, 9.0, 525)
+    _witness_follows_the_spec([projected[0], *events], result)
+
+
+def test_at_queues_the_saturation_expands_the_later_stamp_in_place_of_one_it_simulates(tmp_path: Path) -> None:
+    """bursts under 5.3.3, 120 steps of the reference at queues, searched exhaustively with the
+    reduction: tasks stamped a millisecond later are admitted after states with the earlier stamp
+    were queued to expand, which are then skipped, and the rest of the work goes on (its exact
+    figures; a search that stopped there would keep fewer states). The witness follows the spec."""
+    from traces.checking.partial import PartialReplay, decide
+    from traces.checking.reduction import Reduction
+
+    projected = list(project(_recorded(tmp_path, "bursts", "5.3.3", 120), Observation.QUEUES))
+    header, events = header_from_record(projected[0]), projected[1:]
+    result = decide(PartialReplay(header, BUDGETS, Reduction(header.config, header.observation, events)), events)
+    assert (result.verdict, result.events) == ("conformant", len(events))
+    assert (result.max_candidates, result.steps) == (12, 1428)
+    _witness_follows_the_spec(projected, result)

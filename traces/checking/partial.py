@@ -452,11 +452,11 @@ def _replay_partial(header: TraceHeader, observed: list[Mapping[str, Any]], budg
 
     impossible = first_impossible(header.config, header.hidden_environment(), observed)
     started = time.monotonic()
-    steps, guided = 0, "the witness-first search was not run (no run explains the trace)"
+    steps = 0  # the spec steps the witness-first passes spent
+    stopped: list[str] = []  # why each pass found no run
     if impossible is None:
         environments = witness_environments(header)
         until = (int(budgets.steps * budgets.witness_share), started + budgets.seconds * budgets.witness_share)  # the passes share it
-        stopped = []
         for passes, environment in zip(range(len(environments), 0, -1), environments):
             witness_first = PartialReplay(header, budgets, environment=environment)
             witness_first.steps = steps
@@ -465,7 +465,6 @@ def _replay_partial(header: TraceHeader, observed: list[Mapping[str, Any]], budg
                 return found
             steps = witness_first.steps
             stopped.append(found)
-        guided = "; then, with every declared step, ".join(stopped)
     else:  # no run explains the trace; the exhaustive search looks for an earlier event no run explains
         observed = observed[: impossible.index + 1]
     reduction = Reduction(header.config, header.observation, observed) if reduce else None
@@ -477,11 +476,10 @@ def _replay_partial(header: TraceHeader, observed: list[Mapping[str, Any]], budg
         raise RuntimeError(f"a checker defect: a run of the spec explains seq {impossible.seq}, which traces.checking.necessary rules out")
     if result.verdict != "inconclusive":
         return result
-    detail = f"{result.detail}; before it, {guided}"
     if impossible is not None:
         detail = f"{_impossible(impossible, observed[-1])}; the exhaustive search found no earlier such event before it stopped: {result.detail}"
         return dataclasses.replace(result, verdict="violation", detail=detail)
-    return dataclasses.replace(result, detail=detail)
+    return dataclasses.replace(result, detail=f"{result.detail}; before it, " + "; then, with every declared step, ".join(stopped))
 
 
 def _impossible(impossible: Impossible, record: Mapping[str, Any]) -> str:
