@@ -357,6 +357,24 @@ def test_a_cleaned_task_still_on_its_remoting_thread_needs_tasks_enough_to_come_
     _witness_follows_the_spec(projected, found)
 
 
+def test_the_focused_strategy_gives_the_send_that_must_hold_the_lock_a_worker_in_time(tmp_path: Path) -> None:
+    """slow-disk under 5.3.3, 1,500 steps, seed 3 (296 black-box events): before the clock passes
+    the last millisecond at which the send the trace says holds the put lock at a busy answer can
+    take it, its steps to the lock come first; a send still queued then has none until a worker
+    takes it. With only the steps to the lock, "focused" stopped at seq 184 in 40,000 spec steps;
+    with its worker's take among them, it explains the trace within them."""
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import _PATIENCE, STRATEGIES, _Answers, _Event, _Search
+
+    projected = list(project(_recorded(tmp_path, "slow-disk", "5.3.3", 1_500, seed=3), Observation.BLACK_BOX))
+    header, events = header_from_record(projected[0]), projected[1:]
+    (focused,) = [strategy for strategy in STRATEGIES if strategy.name == "focused"]
+    replay = PartialReplay(header, Budgets(candidates=5_000, steps=40_000, seconds=600, witness_share=1.0))
+    found = _Search(replay, events, [_Event(r) for r in events], _Answers.read(replay.config, events), focused, _PATIENCE).run()
+    assert isinstance(found, PartialResult), found
+    _witness_follows_the_spec(projected, found)
+
+
 def test_the_true_run_passes_a_worker_that_answered_pc_synchronized(tmp_path: Path) -> None:
     """steady under 5.3.3 (the bench's first trace): a send answered [PC_SYNCHRONIZED] sits ahead
     of two that cleaners take, and a count of the workers' answers without that one dropped the

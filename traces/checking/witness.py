@@ -45,7 +45,8 @@ follows one run instead, and lets the trace steer it:
   the broker (the put path, the queueing) come before time moves on, since such an answer needs
   a lock held long or a queue filled early; before the clock passes the last millisecond at which
   a writer can take the free put lock and have held it long enough for the next answer that needs
-  it held long, the steps to the lock of the send that the trace says holds it then come first:
+  it held long, the steps to the lock of the send that the trace says holds it then come first
+  (*focused*, also its worker's take from the queue, or the dispatch that starts a worker for it):
   at ``queues``, where the clock's step is an event, even before the next event; at
   ``black-box``, where the search moves the clock, before it does (taken only when its own answer
   needed them, the lock was found held too briefly, and the search backed up over every choice
@@ -126,6 +127,8 @@ _PUT_PATH: frozenset[type[Action]] = frozenset(
 _QUEUEING: frozenset[type[Action]] = frozenset({DispatchCreatesTask, DispatchQueuesTask})
 #: A writer's steps up to holding the put lock.
 _TO_THE_LOCK = (WorkerPassesPutCheck, WorkerAcquiresPutLock)
+#: The steps that give a queued or dispatched request a worker.
+_TO_A_WORKER = (WorkerTakesTask, DispatchStartsWorker)
 #: What an answer of flow control needs done early: a put lock held long (busy), a queue full, a
 #: task waiting.
 _LOADS_EARLY: dict[str, frozenset[type[Action]]] = {
@@ -668,8 +671,10 @@ class _Search:
 
     def _takes_the_lock(self, s: BrokerState, a: Action, k: int) -> bool:
         """Whether ``a`` is a step to the put lock of the send that holds it at the next answer
-        needing it held long (:meth:`_holds_the_lock_when_busy`)."""
-        if not isinstance(a, _TO_THE_LOCK):
+        needing it held long (:meth:`_holds_the_lock_when_busy`); in the focused strategies also
+        the step that gives that send a worker (its take from the queue, or the dispatch that
+        starts a worker for it), without which a send still queued cannot reach the lock in time."""
+        if not isinstance(a, _TO_THE_LOCK + _TO_A_WORKER if self.strategy.focused else _TO_THE_LOCK):
             return False
         request = _request_served(s, a)
         if request is None:
