@@ -50,6 +50,21 @@ def _witness_follows_the_spec(projected: list[dict[str, Any]], result: PartialRe
         assert set(replayed.divergence.observed.split(", ")) <= known_defects(header.config.profile)
 
 
+def _explained_within(records: list[dict[str, Any]], level: Observation, steps: int) -> list[dict[str, Any]]:
+    """The witness-first search alone explains ``records`` projected to ``level`` within ``steps``
+    spec steps (a budget the machine's speed does not move), with a witness the full replay
+    accepts; the projection, for a test's own checks."""
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import find_witness
+
+    projected = list(project(records, level))
+    budgets = Budgets(candidates=5_000, steps=steps, seconds=600, witness_share=1.0)
+    found = find_witness(PartialReplay(header_from_record(projected[0]), budgets), projected[1:])
+    assert isinstance(found, PartialResult), found
+    _witness_follows_the_spec(projected, found)
+    return projected
+
+
 @pytest.mark.parametrize("profile", ["4.3.2", "4.9.8", "5.3.3"])
 @pytest.mark.parametrize("workload", ["steady", "full-send-queue", "slow-disk", "pool-exhaustion", "retry-storm-limited", "faults"])
 def test_a_recorded_trace_projected_to_queues_is_conformant_with_a_witness(tmp_path: Path, workload: str, profile: str) -> None:
@@ -149,14 +164,7 @@ def test_what_the_trace_says_later_steers_the_witness_first_search(tmp_path: Pat
     """The remoting-thread steps taken at once, unanswered requests moved along, and the states
     that the cleaners' remarks rule out dropped: these recordings, which the search did not
     explain in 400,000 spec steps without them, are explained in a few thousand."""
-    from traces.checking.partial import PartialReplay
-    from traces.checking.witness import find_witness
-
-    projected = list(project(_recorded(tmp_path, workload, profile, 300), Observation.BLACK_BOX))
-    budgets = Budgets(candidates=5_000, steps=20_000, seconds=600, witness_share=1.0)  # by steps, not the machine's speed
-    found = find_witness(PartialReplay(header_from_record(projected[0]), budgets), projected[1:])
-    assert isinstance(found, PartialResult), found
-    _witness_follows_the_spec(projected, found)
+    _explained_within(_recorded(tmp_path, workload, profile, 300), Observation.BLACK_BOX, 20_000)
 
 
 def test_a_task_a_cleaner_takes_has_no_more_tasks_ahead_than_the_workers_can_take(tmp_path: Path) -> None:
@@ -164,14 +172,7 @@ def test_a_task_a_cleaner_takes_has_no_more_tasks_ahead_than_the_workers_can_tak
     5.3.3, whose search queued a send ahead of the one a cleaner drains from the head when no
     worker could take it in time, and searched on from there past 400,000 spec steps, is
     explained once such states are dropped."""
-    from traces.checking.partial import PartialReplay
-    from traces.checking.witness import find_witness
-
-    projected = list(project(_recorded(tmp_path, "many-topics", "5.3.3", 300), Observation.BLACK_BOX))
-    budgets = Budgets(candidates=5_000, steps=400_000, seconds=600, witness_share=1.0)  # the survey's, by steps, not the machine's speed
-    found = find_witness(PartialReplay(header_from_record(projected[0]), budgets), projected[1:])
-    assert isinstance(found, PartialResult), found
-    _witness_follows_the_spec(projected, found)
+    _explained_within(_recorded(tmp_path, "many-topics", "5.3.3", 300), Observation.BLACK_BOX, 400_000)
 
 
 def test_a_worker_that_answers_pc_synchronized_is_free_to_take_another_task(tmp_path: Path) -> None:
@@ -179,14 +180,7 @@ def test_a_worker_that_answers_pc_synchronized_is_free_to_take_another_task(tmp_
     the next task: steady under 5.3.3 at queues (the bench's first trace) has a send answered so
     ahead of two a cleaner takes, and a count of the workers' answers without it dropped the true
     run there (seq 2879), so the search went past 40,000 spec steps where 4,049 explain it."""
-    from traces.checking.partial import PartialReplay
-    from traces.checking.witness import find_witness
-
-    projected = list(project(_recorded(tmp_path, "steady", "5.3.3", 4_000), Observation.QUEUES))
-    budgets = Budgets(candidates=5_000, steps=40_000, seconds=600, witness_share=1.0)
-    found = find_witness(PartialReplay(header_from_record(projected[0]), budgets), projected[1:])
-    assert isinstance(found, PartialResult), found
-    _witness_follows_the_spec(projected, found)
+    _explained_within(_recorded(tmp_path, "steady", "5.3.3", 4_000), Observation.QUEUES, 40_000)
 
 
 def test_at_queues_the_trace_fixes_what_the_pruning_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -328,15 +322,8 @@ def test_at_black_box_an_admission_may_wait_a_millisecond_for_a_later_rate_limit
     clock jumped to (the next event, a due fast-failure run), and every strategy stopped at seq 341
     after 200,000 spec steps; moving the clock one millisecond at a time while such a request waits
     at the limiter, it finds a witness in about 119,000 of the same 200,000."""
-    from traces.checking.partial import PartialReplay
-    from traces.checking.witness import find_witness
-
-    projected = list(project(_recorded(tmp_path, "retry-storm-limited", "4.9.8", 800), Observation.BLACK_BOX))
+    projected = _explained_within(_recorded(tmp_path, "retry-storm-limited", "4.9.8", 800), Observation.BLACK_BOX, 200_000)
     assert any("need wait:" in (r.get("remark") or "") for e in projected[1:] for r in e.get("responses") or [])
-    budgets = Budgets(candidates=5_000, steps=200_000, seconds=600, witness_share=1.0)  # by steps, not the machine's speed
-    found = find_witness(PartialReplay(header_from_record(projected[0]), budgets), projected[1:])
-    assert isinstance(found, PartialResult), found
-    _witness_follows_the_spec(projected, found)
 
 
 def test_a_cleaned_task_still_on_its_remoting_thread_needs_tasks_enough_to_come_behind_it(tmp_path: Path) -> None:
@@ -347,14 +334,7 @@ def test_a_cleaned_task_still_on_its_remoting_thread_needs_tasks_enough_to_come_
     every order of the steps since: it stopped at seq 239 of 244 after 200,000 spec steps. A
     cleaned task not yet in its queue has only the requests still to join behind it, so such a
     state is dropped at once, and the witness takes a few thousand spec steps."""
-    from traces.checking.partial import PartialReplay
-    from traces.checking.witness import find_witness
-
-    projected = list(project(_recorded(tmp_path, "steady", "5.3.3", 1_000), Observation.BLACK_BOX))
-    budgets = Budgets(candidates=5_000, steps=20_000, seconds=600, witness_share=1.0)  # by steps, not the machine's speed
-    found = find_witness(PartialReplay(header_from_record(projected[0]), budgets), projected[1:])
-    assert isinstance(found, PartialResult), found
-    _witness_follows_the_spec(projected, found)
+    _explained_within(_recorded(tmp_path, "steady", "5.3.3", 1_000), Observation.BLACK_BOX, 20_000)
 
 
 def test_the_focused_strategy_gives_the_send_that_must_hold_the_lock_a_worker_in_time(tmp_path: Path) -> None:
@@ -387,14 +367,7 @@ def test_at_black_box_the_put_lock_is_taken_before_the_clock_passes_the_last_mil
     ts 165 at the latest, and the search moved the clock from 156 to 175 past it before it took
     that lock, then searched every order of the steps between for 400,000 spec steps. The
     search now tries the steps to the lock first where the clock would pass that millisecond."""
-    from traces.checking.partial import PartialReplay
-    from traces.checking.witness import find_witness
-
-    projected = list(project(_recorded(tmp_path, "many-topics", "4.3.2", 300), Observation.BLACK_BOX))
-    budgets = Budgets(candidates=5_000, steps=5_000, seconds=600, witness_share=1.0)  # by steps, not the machine's speed
-    found = find_witness(PartialReplay(header_from_record(projected[0]), budgets), projected[1:])
-    assert isinstance(found, PartialResult), found
-    _witness_follows_the_spec(projected, found)
+    _explained_within(_recorded(tmp_path, "many-topics", "4.3.2", 300), Observation.BLACK_BOX, 5_000)
 
 
 def test_the_full_queues_strategy_lets_a_worker_free_a_full_queue_before_an_arrival(tmp_path: Path) -> None:
