@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from spec.machine import ACTION_TYPES
+from spec.remoting import RequestArrives
 from spec.codes import RequestCode
 from spec.profiles import ExecutorName
 import traces.checking.replay as replay_module
@@ -324,4 +326,47 @@ def test_a_segment_cannot_follow_an_event_whose_clock_went_back_or_a_black_box_r
     for changed in ({**events[i], "ts": 0}, {"trace_id": events[i]["trace_id"], "seq": events[i]["seq"], "ts": events[i]["ts"],
                                               "kind": "Response", "responses": [{"request_id": 1, "code": 0, "remark": None}]}):
         later = replay_segment(header, [*events[:i], changed, *events[i + 1 :]], first_seq=events[i]["seq"] + 3)
-        assert (later.verdict, later.reason) == (UNREACHED, f"seq {events[i]['seq']} could not be followed"), changed
+        assert later == ReplayResult(header.trace_id, UNREACHED, 0, reason=f"seq {events[i]['seq']} could not be followed"), changed
+
+
+def test_a_monitor_is_checked_on_each_step_that_admits_a_request_or_outputs_something(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A monitor watches requests entering and leaving: the replay checks it on every RequestArrives
+    (which outputs nothing when the request is queued) and on every step that writes a response, and
+    reports where each broke first. Here two monitors stand in for the spec's: one broken by every
+    arrival, one by every response written by a step other than an arrival."""
+    def by_arrival(config: Any, before: Any, action: Any, after: Any, out: Any) -> bool:
+        return not isinstance(action, RequestArrives)
+
+    def by_answer(config: Any, before: Any, action: Any, after: Any, out: Any) -> bool:
+        return not out.responses or isinstance(action, RequestArrives)
+
+    monkeypatch.setattr(replay_module, "_MONITOR_CHECKS", (("by_arrival", by_arrival), ("by_answer", by_answer)))
+    records = _records("conformant-4.9.8.jsonl")
+    arrival = next(r["seq"] for r in records if r["kind"] == "RequestArrives")
+    answer = next(r["seq"] for r in records if r.get("responses") and r["kind"] != "RequestArrives")
+    assert arrival < answer
+    [result] = replay_records(records)
+    assert result.verdict == "violation" and result.events == len(records) - 1
+    assert [(f.claim, f.seq, f.known) for f in result.findings] == [("by_arrival", arrival, False), ("by_answer", answer, False)]
+    d = result.divergence
+    assert d is not None and (d.seq, d.kind, d.observed) == (arrival, "claim broken", "by_arrival")
+
+
+def test_a_replay_counts_the_events_it_replayed_by_kind() -> None:
+    records = _records("conformant-4.9.8.jsonl")
+    [result] = replay_records(records)
+    assert result.actions == tuple(sorted(Counter(r["kind"] for r in records[1:]).items()))
+
+
+def test_a_divergence_after_a_known_defect_keeps_the_defect_as_a_finding() -> None:
+    """faults-5.3.3 breaks the stuck-stamp claim (a known defect of 5.3.3) and goes on; an event
+    whose clock goes back after it stops the replay there, and the result still holds the finding."""
+    records = _records("faults-5.3.3.jsonl")
+    [clean] = replay_records(records)
+    [finding] = clean.findings
+    i = next(i for i, r in enumerate(records) if r["seq"] > finding.seq + 2)
+    records[i]["ts"] = -1
+    [result] = replay_records(records)
+    d = result.divergence
+    assert result.verdict == "violation" and d is not None and (d.seq, d.kind, d.observed) == (records[i]["seq"], "clock went back", "ts = -1")
+    assert result.findings == (finding,) and result.events == records[i]["seq"]
