@@ -348,8 +348,10 @@ def test_a_monitor_is_checked_on_each_step_that_admits_a_request_or_outputs_some
     [result] = replay_records(records)
     assert result.verdict == "violation" and result.events == len(records) - 1
     assert [(f.claim, f.seq, f.known) for f in result.findings] == [("by_arrival", arrival, False), ("by_answer", answer, False)]
+    assert result.findings[0].change == "next_request_id: 1 -> 2; io_threads: IDLE IDLE -> IDLE RECEIVED(#1)"
     d = result.divergence
     assert d is not None and (d.seq, d.kind, d.observed) == (arrival, "claim broken", "by_arrival")
+    assert (d.expected, d.state) == ("every claim the release keeps holds", result.findings[0].change)
 
 
 def test_a_replay_counts_the_events_it_replayed_by_kind() -> None:
@@ -370,3 +372,43 @@ def test_a_divergence_after_a_known_defect_keeps_the_defect_as_a_finding() -> No
     d = result.divergence
     assert result.verdict == "violation" and d is not None and (d.seq, d.kind, d.observed) == (records[i]["seq"], "clock went back", "ts = -1")
     assert result.findings == (finding,) and result.events == records[i]["seq"]
+
+
+def test_each_event_the_replay_cannot_check_is_a_divergence_that_says_what_was_expected() -> None:
+    """A black-box Response in a full trace, a clock that goes back, a reused opaque, a ClockAdvances
+    whose ts is not the clock it moved to: each stops the replay at its event, named in full."""
+    records = _records("conformant-4.9.8.jsonl")
+    arrivals = [i for i, r in enumerate(records) if r["kind"] == "RequestArrives"]
+    late = next(i for i, r in enumerate(records) if r["seq"] > 5 and r["ts"] > 0 and r["kind"] != "ClockAdvances")
+    clock = next(i for i, r in enumerate(records) if r["kind"] == "ClockAdvances" and r["seq"] > 3)
+    now = records[late - 1]["ts"]
+    first_opaque = records[arrivals[0]]["request_id"]
+    cases = [
+        (late, {"trace_id": records[late]["trace_id"], "seq": records[late]["seq"], "ts": records[late]["ts"], "kind": "Response",
+                "responses": [{"request_id": 1, "code": 0, "remark": None}]},
+         ("unmodelled", "an internal event", "a black-box Response")),
+        (late, {**records[late], "ts": now - 1}, ("clock went back", f"ts >= {now}", f"ts = {now - 1}")),
+        (arrivals[1], {**records[arrivals[1]], "request_id": first_opaque}, ("opaque reused", "a fresh opaque", f"opaque {first_opaque} again")),
+        (clock, {**records[clock], "ts": records[clock]["ts"] + 1},
+         ("clock differs", f"ts = {records[clock]['ts']}", f"ts = {records[clock]['ts'] + 1}")),
+    ]
+    for i, changed, (kind, expected, observed) in cases:
+        [result] = replay_records([*records[:i], changed, *records[i + 1 :]])
+        seq = records[i]["seq"]
+        assert (result.trace_id, result.verdict, result.events) == (records[0]["trace_id"], "violation", seq), kind
+        assert result.divergence == Divergence(records[0]["trace_id"], seq, kind, expected, observed, "", record_text(changed)), kind
+
+
+def test_a_response_recorded_where_the_spec_writes_none_is_a_divergence() -> None:
+    """An answer recorded at a worker's start (seq 6 of conformant-4.9.8), where the spec writes none."""
+    records = _renumbered(_records("conformant-4.9.8.jsonl"), 1000)
+    opaque = next(r["request_id"] for r in records if r["kind"] == "RequestArrives")
+    i = next(i for i, r in enumerate(records) if r["seq"] > 5 and r["kind"] != "ClockAdvances" and not r.get("responses"))
+    records[i] = {**records[i], "responses": [{"request_id": opaque, "code": 0, "remark": None}]}
+    [result] = replay_records(records)
+    d = result.divergence
+    assert result.verdict == "violation" and d is not None
+    assert (d.seq, d.kind, d.expected, d.observed) == (records[i]["seq"], "responses differ", "no response", f"[opaque {opaque}: SUCCESS None]")
+    # what the step changed, requests named by the trace's opaques (#1001, #1002)
+    assert d.state == ("io_threads: RECEIVED(#1002) TASK_CREATED(#1001) -> RECEIVED(#1002) IDLE; "
+                       "executors: send[q=() w=()] admin[q=() w=()] -> send[q=() w=()] admin[q=() w=(TAKEN(#1001))]")
