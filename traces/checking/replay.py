@@ -122,7 +122,6 @@ class Replayer:
         assert not broken_state_claims(self.config, self.state), "the spec's initial state breaks its own claims"
         self.opaque_of: dict[int, int] = {}  # spec request id -> opaque
         self.id_of: dict[int, int] = {}  # opaque -> spec request id
-        self.steps = 0
         self.counts: dict[str, int] = {}
         self.known = known_defects(self.config.profile)
         self.findings: dict[str, ClaimFinding] = {}
@@ -218,7 +217,6 @@ class Replayer:
     def _advance(self, after: BrokerState) -> None:
         """Make ``after`` the current state."""
         self.state = after
-        self.steps += 1
 
     def _broken_claims(self, before: BrokerState, action: Action, after: BrokerState, out: Outputs) -> list[str]:
         # Only what the step touched is re-checked: a state claim whose fields (CLAIM_READS) are
