@@ -289,6 +289,15 @@ class _Search:
         #: hides none (``queues``), the trace's own events fix everything :meth:`_no_run_goes_on`
         #: reads, so it says the same of every node that explains as many events and cannot steer.
         self.queues_hidden = any(issubclass(a, _MOVES_QUEUES) for a in replay.hidden_rules)
+        #: The steps to the put lock of the send that must hold it at a busy answer (:meth:`_takes_the_lock`).
+        self.lock_steps = _TO_THE_LOCK + _TO_A_WORKER if strategy.focused else _TO_THE_LOCK
+        #: Each queue an [OVERLOAD] says is full, with the events of those answers and its capacity,
+        #: where a bound is read (:meth:`_cannot_fill`): bounded, and no broker code submits to it.
+        self.fills = [
+            (name, overloaded, capacity)
+            for name, overloaded in answers.overloaded.items()
+            if (capacity := replay.config.executor(name).capacity) is not None and name not in replay.environment.foreign_tasks
+        ]
         self.patience = patience  # spec steps without a new event explained before backing up by whole events (None: never)
         self.gave_up = False  # whether it backed up past choices it had not tried (:meth:`run`)
 
@@ -511,7 +520,7 @@ class _Search:
         answers = self.answers
         if not self.queues_hidden:
             return False
-        if answers.overloaded and self._cannot_fill(s, k):
+        if self.fills and self._cannot_fill(s, k):
             return True
         if not answers.created_at:
             return False
@@ -557,14 +566,11 @@ class _Search:
         requests for its executor on remoting threads now and those arriving before that answer,
         but those the trace says are refused on the remoting thread ([OVERLOAD], [REJECTREQUEST],
         [RateLimit]: never a task in the queue). Workers and cleaners only shrink it. Where broker
-        code submits tasks of its own to the executor (``foreign_tasks``), no bound is read."""
-        config = self.replay.config
-        for name, overloaded in self.answers.overloaded.items():
+        code submits tasks of its own to the executor (``foreign_tasks``), no bound is read, nor for
+        an unbounded queue, never full (the exhaustive search says so) (:attr:`fills`)."""
+        for name, overloaded, capacity in self.fills:
             o = bisect.bisect_left(overloaded, k)
-            capacity = config.executor(name).capacity
-            if o == len(overloaded) or capacity is None or name in self.replay.environment.foreign_tasks:
-                continue  # no [OVERLOAD] to come; or an unbounded queue, never full (the exhaustive search says so)
-            if len(s.executor(name).queue) + self._may_join(s, name, k, overloaded[o]) < capacity:
+            if o < len(overloaded) and len(s.executor(name).queue) + self._may_join(s, name, k, overloaded[o]) < capacity:
                 return True
         return False
 
@@ -674,7 +680,7 @@ class _Search:
         needing it held long (:meth:`_holds_the_lock_when_busy`); in the focused strategies also
         the step that gives that send a worker (its take from the queue, or the dispatch that
         starts a worker for it), without which a send still queued cannot reach the lock in time."""
-        if not isinstance(a, _TO_THE_LOCK + _TO_A_WORKER if self.strategy.focused else _TO_THE_LOCK):
+        if not isinstance(a, self.lock_steps):
             return False
         request = _request_served(s, a)
         if request is None:
