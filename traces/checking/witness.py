@@ -33,10 +33,13 @@ follows one run instead, and lets the trace steer it:
   its remoting thread, every task behind it is still to join); in which more tasks are
   ahead of it than the executor's workers can take before that answer (a worker takes another
   task only once it has answered the one it holds); and in which the millisecond its remark
-  gives for its creation has passed without it. And the states in which a queue that the next
+  gives for its creation has passed without it. And the states in which a queue that an
   [OVERLOAD] of its executor says is full cannot fill by then: its tasks, the requests for it on
   remoting threads and those arriving before that answer (but those refused on the remoting
-  thread) are fewer than its capacity (workers took tasks that had to stay queued).
+  thread, and those answered before it) are fewer than its capacity (workers took tasks that had
+  to stay queued); checked at the executor's next [OVERLOAD], and at the first after the answer
+  of each task in the queue, which has left by then with every task ahead of it (a worker or a
+  cleaner takes only the head).
 - A request's remoting-thread steps (the rate-limit handler, the task's creation) are taken at
   once: a send created late may find the store busy and be refused where the trace serves it. A
   request the trace never answers moves along by the time the next request routed to its
@@ -212,7 +215,9 @@ class _Answers:
     freed: dict[ExecutorName, list[int]] = field(default_factory=dict)
     throttled: dict[str, list[int]] = field(default_factory=dict)  # topic -> the events, in order, with a [RateLimit] answer that names it
     overloaded: dict[ExecutorName, list[int]] = field(default_factory=dict)  # executor -> the events, in order, with an [OVERLOAD] of a request routed to it (its queue full then)
-    joining: dict[ExecutorName, list[int]] = field(default_factory=dict)  # executor -> the events, in order, at which requests routed to it arrive that may join its queue
+    #: executor -> (event, request), in order, for the requests routed to it that may join its
+    #: queue: the event at which each arrives
+    joining: dict[ExecutorName, list[tuple[int, int]]] = field(default_factory=dict)
 
     @staticmethod
     def read(config: BrokerConfig, events: Sequence[Mapping[str, Any]]) -> _Answers:
@@ -251,7 +256,7 @@ class _Answers:
                     answers.overloaded.setdefault(executor, []).append(i)
         for request, executor in answers.executor.items():  # in the order they arrive
             if executor is not None and answers.tag.get(request) not in _REFUSED_ON_THE_REMOTING_THREAD:
-                answers.joining.setdefault(executor, []).append(arrived[request])
+                answers.joining.setdefault(executor, []).append((arrived[request], request))
         answers.silent = {answers.executor[request] for request in answers.executor if request not in answers.at}
         answers.due = answers.at.copy()
         later: dict[ExecutorName | None, int] = {}  # executor -> the soonest answer of the requests routed to it that arrived since
@@ -565,19 +570,29 @@ class _Search:
         be full by then. A queue grows only by a remoting thread's submission: at most by the
         requests for its executor on remoting threads now and those arriving before that answer,
         but those the trace says are refused on the remoting thread ([OVERLOAD], [REJECTREQUEST],
-        [RateLimit]: never a task in the queue). Workers and cleaners only shrink it. Where broker
+        [RateLimit]: never a task in the queue). Workers and cleaners only shrink it, and they must
+        have taken every task the trace answers before the [OVERLOAD]: it is no longer queued
+        then, whether it is in the queue now or still to join (:meth:`_may_join`). Where broker
         code submits tasks of its own to the executor (``foreign_tasks``), no bound is read, nor for
         an unbounded queue, never full (the exhaustive search says so) (:attr:`fills`)."""
         for name, overloaded, capacity in self.fills:
             o = bisect.bisect_left(overloaded, k)
-            if o < len(overloaded) and len(s.executor(name).queue) + self._may_join(s, name, k, overloaded[o]) < capacity:
+            if o == len(overloaded):
+                continue
+            queue = self._queue(s.executor(name))
+            if len(queue.tasks) + self._may_join(s, name, k, overloaded[o]) < capacity:
                 return True
+            for full_at, staying in queue.full_after:
+                if staying + self._may_join(s, name, k, full_at) < capacity:
+                    return True
         return False
 
     def _may_join(self, s: BrokerState, name: ExecutorName, k: int, until: int, but: int = 0) -> int:
         """The most tasks that can join ``name``'s queue from the node explaining ``k`` events until
-        event ``until``: the requests for it on remoting threads now (but request ``but``) and those
-        arriving before that event, less those the trace says are refused on the remoting thread."""
+        event ``until`` and still be in it then: the requests for it on remoting threads now (but
+        request ``but``) and those arriving before that event, less those the trace says are
+        refused on the remoting thread, and less those it answers before that event (a worker or a
+        cleaner took them from the queue by then)."""
         answers = self.answers
         held = sum(
             1
@@ -586,9 +601,11 @@ class _Search:
             and io.request.id != but
             and answers.executor.get(io.request.id) is name
             and answers.tag.get(io.request.id) not in _REFUSED_ON_THE_REMOTING_THREAD
+            and answers.at.get(io.request.id, _NEVER) >= until
         )
         joining = answers.joining.get(name, [])
-        return held + bisect.bisect_left(joining, until) - bisect.bisect_left(joining, k)
+        coming = joining[bisect.bisect_left(joining, (k, 0)) : bisect.bisect_left(joining, (until, 0))]
+        return held + sum(1 for _, request in coming if answers.at.get(request, _NEVER) >= until)
 
     def _queue(self, e: Executor) -> _Queue:
         """What :meth:`_no_run_goes_on` reads of ``e``'s queue, read once per queue: a step that
@@ -753,6 +770,21 @@ class _Queue:
         self.left = -1  # the latest answer of a task in the queue that a cleaner takes
         self.ahead_need: int | None = None  # see above; None when no cleaned task is in the queue
         self.waiting = 0  # the request tasks in the queue that no cleaner takes
+        #: (event, most tasks): at the first [OVERLOAD] of the executor after the answer of a task
+        #: in the queue, at most so many of its tasks are still queued: that one has left, and
+        #: every task ahead of it, since workers and cleaners take from the head
+        self.full_after: list[tuple[int, int]] = []
+        overloaded = [] if foreign else answers.overloaded.get(e.name, [])
+        leaving = sorted((answers.at[t.request.id], i) for i, t in enumerate(e.queue) if overloaded and isinstance(t, RequestTask) and t.request.id in answers.at)
+        front = -1  # the place of the last task that has left by then
+        for at, i in leaving:
+            o = bisect.bisect_right(overloaded, at)
+            if o == len(overloaded):
+                break
+            front = max(front, i)
+            if self.full_after and self.full_after[-1][0] == overloaded[o]:
+                self.full_after.pop()
+            self.full_after.append((overloaded[o], len(e.queue) - front - 1))
         arrivals = answers.arrivals.get(e.name, [])
         freed = answers.freed.get(e.name, [])
         for i, task in enumerate(e.queue):
