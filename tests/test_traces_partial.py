@@ -1315,7 +1315,8 @@ def test_a_task_searches_each_trace_of_its_run_and_the_driver_reads_back_its_ver
     """A task reads its run's rows once, and gives each trace the events of that trace alone, in seq
     order, without its header; it searches the traces in turn by trace id, and sends each one's
     result as ``flowspec check`` reports replays, with the witness's records only for a conformant
-    trace and only when they are asked for. The driver reads back what the search gave."""
+    trace and only when they are asked for, each search within the task's budgets. The driver
+    reads back what the search gave."""
     from traces.checking.partial import _result_and_witness, _trace_records, search_unit
 
     run, traces = _run_of_two(tmp_path)
@@ -1333,6 +1334,12 @@ def test_a_task_searches_each_trace_of_its_run_and_the_driver_reads_back_its_ver
     assert [_result_and_witness(text) for _, text in sent] == [(expected["violated"], []), (expected["witnessed"], witness)]
     sent = list(search_unit(run, headers, BUDGETS, witness=False))
     assert [(tid, _result_and_witness(text)) for tid, text in sent] == [("violated", (expected["violated"], [])), ("witnessed", (expected["witnessed"], []))]
+
+    spent = Budgets(candidates=5_000, steps=5, seconds=60)  # each search within the budgets the task was given
+    short = {tid: as_replay_result(replay_partial(header_from_record(headers[tid]), records[1:], spent), Observation.QUEUES) for tid, records in traces.items()}
+    assert short["witnessed"].verdict == "inconclusive"  # the wire alone rules the other out
+    sent = list(search_unit(run, headers, spent, witness=True))
+    assert [(tid, _result_and_witness(text)) for tid, text in sent] == [("violated", (short["violated"], [])), ("witnessed", (short["witnessed"], []))]
 
 
 def test_an_error_in_a_tasks_search_is_the_checkers_failure_naming_the_trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
