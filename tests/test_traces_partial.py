@@ -16,11 +16,12 @@ from hypothesis import strategies as st
 
 from spec.codes import OVERLOAD_REMARK
 from spec.invariants import known_defects
+from traces.checking.layout import Unit, plan, read_unit
 from traces.checking.partial import Budgets, OutOfBudget, PartialResult, as_replay_result, replay_partial, witness_records
 from traces.checking.replay import replay_records
 from traces.format.project import project
 from traces.format.read import TraceInputError, raw_records, validate
-from traces.format.records import HEADER_KIND, RESPONSE_KIND, Observation, header_from_record
+from traces.format.records import EVENT_COLUMNS, HEADER_KIND, REPEATED_STRINGS, RESPONSE_KIND, Observation, header_from_record
 from traces.format.write import TraceWriter
 from traces.recording.examples import EXAMPLES
 from traces.recording.record import record_workload
@@ -1329,3 +1330,73 @@ def test_at_queues_the_saturation_expands_the_later_stamp_in_place_of_one_it_sim
     assert (result.verdict, result.events) == ("conformant", len(events))
     assert (result.max_candidates, result.steps) == (12, 1428)
     _witness_follows_the_spec(projected, result)
+
+
+# -- A Spark task's work, without Spark ------------------------------------------------------------
+# What each task of partial_on_spark does with a run of traces, and what the driver reads back, on a
+# file of two small traces: the Spark tests of `flowspec check` run the rest (the parallelize and
+# collect), which the mutation run leaves out (docs/checker-mutants.md).
+
+
+def _run_of_two(tmp_path: Path) -> tuple[Unit, dict[str, list[dict[str, Any]]]]:
+    """The small trace at queues as trace ``witnessed``, and as ``violated`` with its first answer
+    changed to one no run writes, written interleaved to one file; one run of both, as
+    :meth:`~traces.checking.layout.Layout.runs` makes for many traces; each trace's records."""
+    projected = list(project(_small(tmp_path), Observation.QUEUES))
+    i = _first_answered(projected)
+    changed = [*projected[:i], {**projected[i], "responses": [{**projected[i]["responses"][0], "code": 0}]}, *projected[i + 1 :]]
+    traces = {tid: [{**r, "trace_id": tid} for r in records] for tid, records in (("witnessed", projected), ("violated", changed))}
+    path = tmp_path / "two.jsonl"
+    with TraceWriter(path) as writer:
+        writer.write_all(r for pair in zip(*traces.values()) for r in pair)
+    return Unit(plan([str(path)]).pieces, frozenset(traces)), traces
+
+
+def test_a_task_searches_each_trace_of_its_run_and_the_driver_reads_back_its_verdict_and_witness(tmp_path: Path) -> None:
+    """A task reads its run's rows once, and gives each trace the events of that trace alone, in seq
+    order, without its header; it searches the traces in turn by trace id, and sends each one's
+    result as ``flowspec check`` reports replays, with the witness's records only for a conformant
+    trace and only when they are asked for, each search within the task's budgets. The driver
+    reads back what the search gave."""
+    from traces.checking.partial import _result_and_witness, _trace_records, search_unit
+
+    run, traces = _run_of_two(tmp_path)
+    table = read_unit(run, EVENT_COLUMNS, dictionary=REPEATED_STRINGS)
+    # a row read from a file leaves its empty list of responses out (EventColumns.record)
+    assert list(_trace_records(table, "witnessed")) == [{k: v for k, v in r.items() if v != []} for r in traces["witnessed"][1:]]
+    headers = {tid: records[0] for tid, records in traces.items()}
+    searched = {tid: replay_partial(header_from_record(headers[tid]), records[1:], BUDGETS) for tid, records in traces.items()}
+    assert {tid: r.verdict for tid, r in searched.items()} == {"witnessed": "conformant", "violated": "violation"}
+    expected = {tid: as_replay_result(r, Observation.QUEUES) for tid, r in searched.items()}
+    witness = list(witness_records(header_from_record(headers["witnessed"]), searched["witnessed"]))
+
+    sent = list(search_unit(run, headers, BUDGETS, witness=True))
+    assert [tid for tid, _ in sent] == ["violated", "witnessed"]
+    assert [_result_and_witness(text) for _, text in sent] == [(expected["violated"], []), (expected["witnessed"], witness)]
+    sent = list(search_unit(run, headers, BUDGETS, witness=False))
+    assert [(tid, _result_and_witness(text)) for tid, text in sent] == [("violated", (expected["violated"], [])), ("witnessed", (expected["witnessed"], []))]
+
+    spent = Budgets(candidates=5_000, steps=5, seconds=60)  # each search within the budgets the task was given
+    short = {tid: as_replay_result(replay_partial(header_from_record(headers[tid]), records[1:], spent), Observation.QUEUES) for tid, records in traces.items()}
+    assert short["witnessed"].verdict == "inconclusive"  # the wire alone rules the other out
+    sent = list(search_unit(run, headers, spent, witness=True))
+    assert [(tid, _result_and_witness(text)) for tid, text in sent] == [("violated", (short["violated"], [])), ("witnessed", (short["witnessed"], []))]
+
+
+def test_an_error_in_a_tasks_search_is_the_checkers_failure_naming_the_trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not a verdict: the check stops (exit 4) naming the trace and the cause, here the checker
+    defect of a witness for a trace the wire rules out."""
+    from traces.checking import partial
+    from traces.checking.exits import CheckerFailure
+    from traces.checking.necessary import Impossible
+
+    run, traces = _run_of_two(tmp_path)
+    last = traces["witnessed"][-1]
+    monkeypatch.setattr(partial, "first_impossible", lambda *_: Impossible(len(traces["witnessed"]) - 2, last["seq"], "a_claim", "why"))
+    sent = partial.search_unit(run, {tid: records[0] for tid, records in traces.items()}, BUDGETS, witness=True)
+    assert next(sent)[0] == "violated"  # the violation comes before the last event, so no witness contradicts the wire
+    with pytest.raises(CheckerFailure) as failed:
+        next(sent)
+    cause = f"RuntimeError: a checker defect: a run of the spec explains seq {last['seq']}, which traces.checking.necessary rules out"
+    assert failed.value.message == f"trace 'witnessed': {cause}"
+    assert isinstance(failed.value.__cause__, RuntimeError)

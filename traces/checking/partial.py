@@ -542,32 +542,43 @@ def as_replay_result(result: PartialResult, level: Observation) -> ReplayResult:
     return ReplayResult(result.trace_id, "inconclusive", result.events, reason=f"{search}; {result.detail}")
 
 
+def search_unit(unit: Unit, headers: Mapping[str, dict[str, Any]], budgets: Budgets, witness: bool) -> Iterator[tuple[str, str]]:
+    """What a task of :func:`partial_on_spark` does with a unit, a run of whole traces
+    (:meth:`Layout.runs`): read its rows once and search each of its traces in turn, by trace id;
+    each trace's result as ``flowspec check`` reports replays, with its witness's records (empty
+    unless ``witness`` and conformant), as the JSON the driver reads back (:func:`_result_and_witness`).
+    An error of the search is the checker's failure, naming the trace."""
+    table = read_unit(unit, EVENT_COLUMNS, dictionary=REPEATED_STRINGS)
+    for trace_id in sorted(unit.traces or ()):
+        header = header_from_record(headers[trace_id])
+        try:
+            result = replay_partial(header, _trace_records(table, trace_id), budgets)
+            records = list(witness_records(header, result)) if witness and result.verdict == "conformant" else []
+        except Exception as e:
+            raise CheckerFailure(trace_id, e) from e
+        yield trace_id, json.dumps({"result": result_json(as_replay_result(result, header.observation)), "witness": records})
+
+
+def _result_and_witness(text: str) -> tuple[ReplayResult, list[dict[str, Any]]]:
+    """One trace's result and witness records, as :func:`search_unit` sent them, read back on the driver."""
+    data = json.loads(text)
+    return result_from_json(data["result"]), data["witness"]
+
+
 def partial_on_spark(
     spark: SparkSession, layout: Layout, headers: Mapping[str, dict[str, Any]], trace_ids: Sequence[str], budgets: Budgets, witness: bool
-) -> dict[str, tuple[ReplayResult, list[dict[str, Any]]]]:
+) -> dict[str, tuple[ReplayResult, list[dict[str, Any]]]]:  # pragma: no mutate block (only Spark runs it: docs/checker-mutants.md)
     """Search every trace of ``trace_ids`` on Spark, a task a run of whole traces
-    (:meth:`Layout.runs`) whose rows it reads once; each result with its witness's records (empty
+    (:meth:`Layout.runs`, :func:`search_unit`); each result with its witness's records (empty
     unless ``witness`` and conformant)."""
     runs = layout.runs(trace_ids, spark.sparkContext.defaultParallelism)
     # Plain values cross to the workers: there this module may be the compiled build, whose
     # Budgets cannot be unpickled from the driver's (a compiled class has no __dict__ to fill).
     limits = dataclasses.astuple(budgets)
 
-    def run(units: Iterable[Unit]) -> Iterator[tuple[str, str]]:
+    def search(units: Iterable[Unit]) -> Iterator[tuple[str, str]]:
         for unit in units:
-            table = read_unit(unit, EVENT_COLUMNS, dictionary=REPEATED_STRINGS)
-            for trace_id in sorted(unit.traces or ()):
-                header = header_from_record(headers[trace_id])
-                try:
-                    result = replay_partial(header, _trace_records(table, trace_id), Budgets(*limits))
-                    records = list(witness_records(header, result)) if witness and result.verdict == "conformant" else []
-                except Exception as e:
-                    raise CheckerFailure(trace_id, e) from e
-                yield trace_id, json.dumps({"result": result_json(as_replay_result(result, header.observation)), "witness": records})
+            yield from search_unit(unit, headers, Budgets(*limits), witness)
 
-    found = spark.sparkContext.parallelize(runs, max(1, len(runs))).mapPartitions(run).collect() if runs else []
-    out: dict[str, tuple[ReplayResult, list[dict[str, Any]]]] = {}
-    for trace_id, text in found:
-        data = json.loads(text)
-        out[trace_id] = (result_from_json(data["result"]), data["witness"])
-    return out
+    found = spark.sparkContext.parallelize(runs, max(1, len(runs))).mapPartitions(search).collect() if runs else []
+    return {trace_id: _result_and_witness(text) for trace_id, text in found}
