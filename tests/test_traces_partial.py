@@ -343,6 +343,93 @@ def test_a_task_answered_before_an_overload_has_left_the_queue_with_every_task_a
     assert swapped == 1
 
 
+def test_with_the_pool_enabled_the_lock_is_due_for_the_busy_answer_after_a_rejectrequest(tmp_path: Path) -> None:
+    """A [REJECTREQUEST] may be the transient store pool's deficiency rather than the put lock
+    held long. Where the pool is enabled, the last millisecond to take the lock for a
+    [PCBUSY_CLEAN_QUEUE] after it counts too: at 85 ms, the lock held from then on is too late
+    for the [REJECTREQUEST] at 100 ms (it needs the lock by 79) but in time for the
+    [PCBUSY_CLEAN_QUEUE] at 110 (by 89), so the clock's step to 95 passes a millisecond at which
+    the lock is due. Without the pool, the [REJECTREQUEST] is the lock's, and nothing is due.
+    pool-exhaustion under 5.3.3 (the bench's base trace) stopped at seq 5,658 this way: the search
+    explained such a [REJECTREQUEST] by the pool and took the lock too late for the busy answer."""
+    from spec.state import initial_state
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import STRATEGIES, _Answers, _Event, _Search
+
+    pooled = header_from_record(next(project(_recorded(tmp_path, "pool-exhaustion", "5.3.3", 6), Observation.BLACK_BOX)))
+    assert pooled.config.transient_store_pool_enable
+    unpooled = dataclasses.replace(pooled, config=dataclasses.replace(pooled.config, transient_store_pool_enable=False))
+
+    def arrival(seq: int, ts: int, opaque: int) -> dict[str, Any]:
+        return {"trace_id": pooled.trace_id, "seq": seq, "ts": ts, "kind": "RequestArrives", "code": 10, "topic": "TopicTest", "oneway": False, "request_id": opaque, "responses": []}
+
+    def answer(seq: int, ts: int, opaque: int, code: int, remark: str | None) -> dict[str, Any]:
+        return {"trace_id": pooled.trace_id, "seq": seq, "ts": ts, "kind": RESPONSE_KIND, "responses": [{"request_id": opaque, "code": code, "remark": remark}]}
+
+    events = [
+        arrival(1, 50, 1),
+        arrival(2, 60, 2),
+        answer(3, 100, 2, 2, "[REJECTREQUEST]system busy, start flow control for a while"),
+        arrival(4, 80, 3),
+        answer(5, 110, 3, 2, "[PCBUSY_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: 30ms, size of queue: 0"),
+        answer(6, 120, 1, 0, None),
+    ]
+    due = {}
+    for header in (pooled, unpooled):
+        answers = _Answers.read(header.config, events)
+        search = _Search(PartialReplay(header, BUDGETS), events, [_Event(e) for e in events], answers, STRATEGIES[0])
+        s = dataclasses.replace(initial_state(header.config), now=85)
+        due[header.config.transient_store_pool_enable] = (answers.lock_busy, answers.lock_surely_busy, search._lock_due(s, 2, 95), search._lock_due(s, 2, 89))
+    assert due == {True: ([2, 4], [4], True, False), False: ([2, 4], [2, 4], False, False)}
+
+
+def test_a_task_a_worker_answers_has_no_more_tasks_up_to_it_than_the_workers_can_take(tmp_path: Path) -> None:
+    """pool-exhaustion under 5.3.3: at each take from the send queue in the true run where a
+    worker is busy with a send it answers only after the head's answer and no send is answered in
+    between, the head passes the state checks; the same state with the next task, which a worker
+    answers later, put ahead of it is dropped: the one free worker must take that one first and
+    holds it past the head's answer, so the head is never taken in time. The bench's base trace
+    stopped at seq 6,122 on such an order (with the lock's due time above, 400,000 spec steps);
+    with the bound, the search explains all its 6,624 events in about 1,120,000."""
+    from spec.machine import step
+    from spec.profiles import ExecutorName
+    from spec.state import RequestTask, initial_state
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import STRATEGIES, _Answers, _Event, _Search
+    from traces.format.records import action_from_record
+
+    full = _recorded(tmp_path, "pool-exhaustion", "5.3.3", 2_000)
+    projected = list(project(full, Observation.BLACK_BOX))
+    header, events = header_from_record(projected[0]), projected[1:]
+    config = header.config
+    search = _Search(PartialReplay(header, BUDGETS), events, [_Event(e) for e in events], _Answers.read(config, events), STRATEGIES[0])
+    at, tag, freed = search.answers.at, search.answers.tag, search.answers.freed[ExecutorName.SEND]
+    s, k, swapped = initial_state(config), 0, 0
+    for record in full[1:]:
+        send = s.executor(ExecutorName.SEND)
+        if record["kind"] == "WorkerTakesTask" and record["executor"] == "send" and len(send.queue) >= 2:
+            head, second = send.queue[0], send.queue[1]
+            busy = [w.task.request.id for w in send.workers if w.task is not None]
+            assert isinstance(head, RequestTask) and isinstance(second, RequestTask)
+            answered = [at.get(r) for r in (head.request.id, second.request.id)]
+            if (
+                None not in answered
+                and answered[0] < answered[1]
+                and {tag[head.request.id], tag[second.request.id]} == {""}
+                and len(busy) == config.executor(ExecutorName.SEND).threads - 1
+                and all(at.get(r, 1 << 60) > answered[0] for r in busy)
+                and not any(k <= i < answered[0] for i in freed)
+            ):
+                assert not search._no_run_goes_on(s, k)
+                queue = (second, head) + send.queue[2:]
+                moved = dataclasses.replace(s, executors=tuple(dataclasses.replace(e, queue=queue) if e is send else e for e in s.executors))
+                assert search._no_run_goes_on(moved, k)
+                swapped += 1
+        s, out = step(config, s, action_from_record(record))
+        k += (record["kind"] == "RequestArrives") + bool(out.responses)
+    assert swapped >= 3
+
+
 def test_a_bucket_read_once_or_twice_stores_permits_that_differ_in_the_last_bit() -> None:
     """Why the millisecond of a hidden admission matters: Guava's resync adds the permits earned
     since the bucket's last read, in doubles, so the same 1.1 permits earned in one read at 131 ms

@@ -39,7 +39,8 @@ follows one run instead, and lets the trace steer it:
   thread, and those answered before it) are fewer than its capacity (workers took tasks that had
   to stay queued); checked at the executor's next [OVERLOAD], and at the first after the answer
   of each task in the queue, which has left by then with every task ahead of it (a worker or a
-  cleaner takes only the head).
+  cleaner takes only the head). And the states in which a task a worker answers has more tasks
+  up to it in its queue than the workers can take before that answer.
 - A request's remoting-thread steps (the rate-limit handler, the task's creation) are taken at
   once: a send created late may find the store busy and be refused where the trace serves it. A
   request the trace never answers moves along by the time the next request routed to its
@@ -208,6 +209,9 @@ class _Answers:
     due: dict[int, int] = field(default_factory=dict)  # by when its hidden steps are needed: its answer, or (never answered) the next arrival's
     arrivals: dict[ExecutorName | None, list[int]] = field(default_factory=dict)  # executor -> the events at which requests routed to it arrive
     lock_busy: list[int] = field(default_factory=list)  # the events, in order, with an answer of flow control that needs the put lock held long
+    #: the same but a [REJECTREQUEST] where the transient store pool is enabled: it may be the
+    #: pool's deficiency (isTransientStorePoolDeficient) rather than a lock held long
+    lock_surely_busy: list[int] = field(default_factory=list)
     cleaned: list[tuple[int, bool]] = field(default_factory=list)  # the events, in order, with a cleaner's answer, and whether it is a busy drain ([PCBUSY_CLEAN_QUEUE])
     silent: set[ExecutorName | None] = field(default_factory=set)  # the executors with a request the trace never answers (its worker may finish unseen)
     #: executor -> the events, in order, at which one of its workers answers (and may then take
@@ -238,6 +242,8 @@ class _Answers:
                 answers.tag[request] = _tag(r.remark)
                 if _LOADS_EARLY.get(answers.tag[request]) is _PUT_PATH and answers.lock_busy[-1:] != [i]:
                     answers.lock_busy.append(i)
+                    if not (config.transient_store_pool_enable and answers.tag[request] == "[REJECTREQUEST]"):
+                        answers.lock_surely_busy.append(i)
                 limited = RATE_LIMIT_PATTERN.match(r.remark or "")
                 if limited is not None:
                     answers.throttled.setdefault(limited.group(1), []).append(i)
@@ -620,7 +626,8 @@ class _Search:
     def _ahead_cannot_leave(self, s: BrokerState, e: Executor, k: int, queue: _Queue) -> bool:
         """Whether more tasks are ahead of a task that a cleaner takes from the head (in the queue,
         or on a remoting thread, to join behind them all) than the executor's workers can take
-        before that answer. A task leaves the queue by a worker's take or by a cleaner's answer; a
+        before that answer; or, for a task in the queue that a worker answers, more tasks than they
+        can take before its answer, itself and those ahead of it. A task leaves the queue by a worker's take or by a cleaner's answer; a
         worker takes one task at a time and takes another only once it has answered the one it
         holds: before an event, the workers take at most as many tasks as they have free now, plus
         the answers they write from now until then (:class:`_Queue` sums what depends on the
@@ -684,13 +691,17 @@ class _Search:
     def _lock_due(self, s: BrokerState, k: int, until: int) -> bool:
         """Whether the clock's next step, to ``until``, passes the last millisecond at which a
         writer can take the put lock and have held it long enough for the next answer that needs
-        it held long (``isOSPageCacheBusy``: ``timeout < now - beginTimeInLock``)."""
-        busy = self.answers.lock_busy
-        b = bisect.bisect_left(busy, k)
-        if b == len(busy):
-            return False
-        last: int = self.events[busy[b]]["ts"] - self.replay.config.os_page_cache_busy_timeout_ms - 1
-        return s.now <= last < until
+        it held long (``isOSPageCacheBusy``: ``timeout < now - beginTimeInLock``), or for the next
+        that surely does: with the transient store pool enabled, a [REJECTREQUEST] may be the
+        pool's deficiency instead, and the last millisecond for it may have passed while the lock
+        is still due for a [PCBUSY_CLEAN_QUEUE] after it."""
+        for busy in (self.answers.lock_busy, self.answers.lock_surely_busy):
+            b = bisect.bisect_left(busy, k)
+            if b < len(busy):
+                last: int = self.events[busy[b]]["ts"] - self.replay.config.os_page_cache_busy_timeout_ms - 1
+                if s.now <= last < until:
+                    return True
+        return False
 
     def _takes_the_lock(self, s: BrokerState, a: Action, k: int) -> bool:
         """Whether ``a`` is a step to the put lock of the send that holds it at the next answer
@@ -760,7 +771,9 @@ class _Queue:
     Likewise for the tasks ahead of a cleaned one, which only workers take
     (:meth:`_Search._ahead_cannot_leave`): ``ahead - freed(answered) > free - freed(k)`` is checked
     once, with ``ahead_need`` the largest ``ahead - freed(answered)`` (:data:`_Answers.freed`);
-    ``waiting`` counts every task a worker must take, ahead of a request still to join."""
+    and for a task a worker answers, which a worker takes after every task ahead of it that no
+    cleaner takes (``ahead`` counts it too); ``waiting`` counts every task a worker must take,
+    ahead of a request still to join."""
 
     def __init__(self, e: Executor, answers: _Answers, foreign: bool) -> None:
         self.tasks = e.queue  # the queue read (kept: its identity is the cache's key)
@@ -768,7 +781,7 @@ class _Queue:
         self.contradicted = False  # a task ahead of one a cleaner takes is answered after it, or more tasks are behind it than counted
         self.short: int | None = None  # see above; None when no cleaner's count bounds the tasks to come (or foreign tasks may join)
         self.left = -1  # the latest answer of a task in the queue that a cleaner takes
-        self.ahead_need: int | None = None  # see above; None when no cleaned task is in the queue
+        self.ahead_need: int | None = None  # see above; None when no task in the queue is answered
         self.waiting = 0  # the request tasks in the queue that no cleaner takes
         #: (event, most tasks): at the first [OVERLOAD] of the executor after the answer of a task
         #: in the queue, at most so many of its tasks are still queued: that one has left, and
@@ -798,6 +811,9 @@ class _Queue:
             counted = answers.behind.get(request)
             if counted is None:
                 self.waiting += 1
+                if answered is not None and answers.tag[request] in _WRITTEN_BY_A_WORKER:  # a worker takes it, after every task ahead
+                    need = self.waiting - bisect.bisect_left(freed, answered)
+                    self.ahead_need = need if self.ahead_need is None else max(self.ahead_need, need)
             elif answered is not None:  # a cleaner's remark: its answer
                 behind = len(e.queue) - i - 1
                 if behind > counted:
