@@ -383,6 +383,41 @@ def test_with_the_pool_enabled_the_lock_is_due_for_the_busy_answer_after_a_rejec
     assert due == {True: ([2, 4], [4], True, False), False: ([2, 4], [2, 4], False, False)}
 
 
+def test_a_run_draining_while_the_lock_is_held_keeps_draining_for_a_busy_drain_to_come(tmp_path: Path) -> None:
+    """A fast-failure run that starts while the put lock is held but the store is not busy yet may
+    stay in its busy drain (its thread checks ``isOSPageCacheBusy`` again later) and drain once it
+    is. Where the trace's next cleaner's answer is a busy drain at or after the millisecond the
+    store turns busy, ending the drain now is no longer urgent: it is tried after time moves, by
+    the events until that answer. With the lock taken at 80 ms (busy from 101), a
+    [PCBUSY_CLEAN_QUEUE] at 110 makes ending the drain at 85 two events away; a [TIMEOUT_CLEAN_QUEUE]
+    there, a busy drain at 100 (before the store is busy), or no lock held leave it urgent. bursts
+    under 5.3.3 (the bench's base trace) stopped this way: its run ended the drain at once, and the
+    next came too late for the busy drain the true run wrote from a run started 22 ms before."""
+    from spec.fastfailure import FastFailureEndsBusyDrain
+    from spec.state import initial_state
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import STRATEGIES, _Answers, _Event, _Search
+
+    header = header_from_record(next(project(_recorded(tmp_path, "bursts", "5.3.3", 6), Observation.BLACK_BOX)))
+
+    def urgency(remark: str, ts: int, locked_at: int) -> int | None:
+        def arrival(seq: int, at: int, opaque: int) -> dict[str, Any]:
+            return {"trace_id": header.trace_id, "seq": seq, "ts": at, "kind": "RequestArrives", "code": 10, "topic": "TopicTest", "oneway": False, "request_id": opaque, "responses": []}
+
+        def answer(seq: int, at: int, opaque: int, code: int, text: str | None) -> dict[str, Any]:
+            return {"trace_id": header.trace_id, "seq": seq, "ts": at, "kind": RESPONSE_KIND, "responses": [{"request_id": opaque, "code": code, "remark": text}]}
+
+        events = [arrival(1, 20, 1), arrival(2, 30, 2), arrival(3, 86, 3), answer(4, 90, 3, 0, None), answer(5, ts, 2, 2, remark), answer(6, 120, 1, 0, None)]
+        search = _Search(PartialReplay(header, BUDGETS), events, [_Event(e) for e in events], _Answers.read(header.config, events), STRATEGIES[0])
+        s = initial_state(header.config)
+        s = dataclasses.replace(s, now=85, lock=dataclasses.replace(s.lock, begin_time_in_lock=locked_at))
+        return search._urgency(s, FastFailureEndsBusyDrain(), 2)
+
+    busy = "[PCBUSY_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: 80ms, size of queue: 0"
+    timeout = "[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: 80ms, size of queue: 0"
+    assert [urgency(busy, 110, 80), urgency(busy, 101, 80), urgency(timeout, 110, 80), urgency(busy, 100, 80), urgency(busy, 110, 0)] == [2, 2, 0, 0, 0]
+
+
 def test_a_task_a_worker_answers_has_no_more_tasks_up_to_it_than_the_workers_can_take(tmp_path: Path) -> None:
     """pool-exhaustion under 5.3.3: at each take from the send queue in the true run where a
     worker is busy with a send it answers only after the head's answer and no send is answered in

@@ -16,7 +16,8 @@ follows one run instead, and lets the trace steer it:
   A node met before is not searched again (as far back as :class:`_Visited` remembers).
 - Time moves only to the next event's ``ts``, the next due fast-failure run (which starts on
   time, unless the next cleaner's answer is a busy drain that only a run started once the store
-  is busy can write: then the run first waits until the millisecond the store turns busy), or a
+  is busy can write: then the run first waits until the millisecond the store turns busy, and a
+  run already draining keeps draining for it, its end tried only after time moves), or a
   task's creation time that a cleaner's remark gives ("period in queue: 63ms" at ``ts`` 194 says
   the task was created at 131; no other time explains that answer); or, tried after that jump, by
   one millisecond while a request waits at the rate-limit handler for a topic that a later
@@ -90,6 +91,7 @@ from spec.actors import Action, CommitServiceStep, FastFailureStep, IoThreadStep
 from spec.codes import CLEAN_QUEUE_PATTERN, CLEAN_QUEUE_TAGS, RATE_LIMIT_PATTERN
 from spec.config import BrokerConfig
 from spec.environment import ClockAdvances
+from spec.fastfailure import FastFailureEndsBusyDrain
 from spec.machine import Effect
 from spec.profiles import ExecutorName
 from spec.remoting import (
@@ -650,6 +652,9 @@ class _Search:
     def _urgency(self, s: BrokerState, a: Action, k: int) -> int | None:
         """How many events ahead the trace answers the request a hidden step serves (0 for the
         next event's, and for the fast-failure scheduler); None for a step the trace rules out."""
+        if isinstance(a, FastFailureEndsBusyDrain):
+            drain = self._drain_to_come(s, k)
+            return 0 if drain is None else drain - k
         if isinstance(a, FastFailureStep):
             return 0
         request = _request_served(s, a)
@@ -669,6 +674,20 @@ class _Search:
             if self._out_of_order(s, a, request, answered, k):
                 return None
         return max(answered - k, 0)
+
+    def _drain_to_come(self, s: BrokerState, k: int) -> int | None:
+        """The event of the next cleaner's answer where it is a busy drain that a run draining now
+        can write by waiting: the store is not busy yet but turns busy by then, with the lock held
+        as it is (a run that ends its drain now finds the store not busy; the trace says a drain
+        comes, and the next run may come too late for it); None otherwise."""
+        if s.lock.begin_time_in_lock == 0:
+            return None
+        busy_at = s.lock.begin_time_in_lock + self.replay.config.os_page_cache_busy_timeout_ms + 1
+        c = bisect.bisect_left(self.answers.cleaned, (k, False))
+        if not s.now < busy_at or c == len(self.answers.cleaned) or not self.answers.cleaned[c][1]:
+            return None
+        event: int = self.answers.cleaned[c][0]
+        return event if busy_at <= self.events[event]["ts"] else None
 
     def _run_waits_until(self, s: BrokerState, k: int, before: int) -> int | None:
         """When a due fast-failure run is better started: the millisecond the store turns busy,
