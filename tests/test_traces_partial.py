@@ -418,6 +418,41 @@ def test_a_run_draining_while_the_lock_is_held_keeps_draining_for_a_busy_drain_t
     assert [urgency(busy, 110, 80), urgency(busy, 101, 80), urgency(timeout, 110, 80), urgency(busy, 100, 80), urgency(busy, 110, 0)] == [2, 2, 0, 0, 0]
 
 
+def test_a_run_scanning_a_queue_stays_for_a_clean_before_the_next_run(tmp_path: Path) -> None:
+    """A fast-failure run scanning a queue whose head is young may stop there later: its thread
+    runs on when it will. Where the trace's next cleaner's answer takes a task past its wait from
+    that queue before the next run is due, stopping now leaves it to a run that comes too late,
+    so the stop is tried after time moves, by the events until that answer. With the next run due
+    at 100 ms, a [TIMEOUT_CLEAN_QUEUE] from the send queue at 95 makes the stop at the send queue
+    two events away; at the admin queue, at 100 or later, or a busy drain instead, it stays urgent."""
+    from spec.fastfailure import FastFailureStopsAtHead
+    from spec.profiles import ExecutorName
+    from spec.state import initial_state
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import STRATEGIES, _Answers, _Event, _Search
+
+    header = header_from_record(next(project(_recorded(tmp_path, "steady", "5.3.3", 6), Observation.BLACK_BOX)))
+
+    def urgency(tag: str, ts: int, queue: ExecutorName) -> int | None:
+        def arrival(seq: int, at: int, opaque: int) -> dict[str, Any]:
+            return {"trace_id": header.trace_id, "seq": seq, "ts": at, "kind": "RequestArrives", "code": 10, "topic": "TopicTest", "oneway": False, "request_id": opaque, "responses": []}
+
+        remark = f"{tag}broker busy, start flow control for a while, period in queue: 60ms, size of queue: 0"
+        events = [
+            arrival(1, ts - 70, 1),
+            arrival(2, ts - 60, 2),
+            arrival(3, ts - 10, 3),
+            {"trace_id": header.trace_id, "seq": 4, "ts": ts, "kind": RESPONSE_KIND, "responses": [{"request_id": 2, "code": 2, "remark": remark}]},
+        ]
+        search = _Search(PartialReplay(header, BUDGETS), events, [_Event(e) for e in events], _Answers.read(header.config, events), STRATEGIES[0])
+        s = dataclasses.replace(initial_state(header.config), now=ts - 5, fast_failure_next_run=100)
+        return search._urgency(s, FastFailureStopsAtHead(queue), 1)
+
+    timeout, busy = "[TIMEOUT_CLEAN_QUEUE]", "[PCBUSY_CLEAN_QUEUE]"
+    send, admin = ExecutorName.SEND, ExecutorName.ADMIN
+    assert [urgency(timeout, 95, send), urgency(timeout, 95, admin), urgency(timeout, 100, send), urgency(busy, 95, send)] == [2, 0, 0, 0]
+
+
 def test_a_task_a_worker_answers_has_no_more_tasks_up_to_it_than_the_workers_can_take(tmp_path: Path) -> None:
     """pool-exhaustion under 5.3.3: at each take from the send queue in the true run where a
     worker is busy with a send it answers only after the head's answer and no send is answered in

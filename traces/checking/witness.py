@@ -17,7 +17,9 @@ follows one run instead, and lets the trace steer it:
 - Time moves only to the next event's ``ts``, the next due fast-failure run (which starts on
   time, unless the next cleaner's answer is a busy drain that only a run started once the store
   is busy can write: then the run first waits until the millisecond the store turns busy, and a
-  run already draining keeps draining for it, its end tried only after time moves), or a
+  run already draining keeps draining for it, its end tried only after time moves; likewise a
+  run scanning a queue from which the next cleaner's answer, before the next run is due, takes a
+  task past its wait does not stop at a young head until time moves), or a
   task's creation time that a cleaner's remark gives ("period in queue: 63ms" at ``ts`` 194 says
   the task was created at 131; no other time explains that answer); or, tried after that jump, by
   one millisecond while a request waits at the rate-limit handler for a topic that a later
@@ -91,7 +93,7 @@ from spec.actors import Action, CommitServiceStep, FastFailureStep, IoThreadStep
 from spec.codes import CLEAN_QUEUE_PATTERN, CLEAN_QUEUE_TAGS, RATE_LIMIT_PATTERN
 from spec.config import BrokerConfig
 from spec.environment import ClockAdvances
-from spec.fastfailure import FastFailureEndsBusyDrain
+from spec.fastfailure import FastFailureEndsBusyDrain, FastFailureStopsAtHead
 from spec.machine import Effect
 from spec.profiles import ExecutorName
 from spec.remoting import (
@@ -214,7 +216,9 @@ class _Answers:
     #: the same but a [REJECTREQUEST] where the transient store pool is enabled: it may be the
     #: pool's deficiency (isTransientStorePoolDeficient) rather than a lock held long
     lock_surely_busy: list[int] = field(default_factory=list)
-    cleaned: list[tuple[int, bool]] = field(default_factory=list)  # the events, in order, with a cleaner's answer, and whether it is a busy drain ([PCBUSY_CLEAN_QUEUE])
+    #: the events, in order, with a cleaner's answer: whether it is a busy drain
+    #: ([PCBUSY_CLEAN_QUEUE]), and the executor whose queue it takes the task from
+    cleaned: list[tuple[int, bool, ExecutorName | None]] = field(default_factory=list)
     silent: set[ExecutorName | None] = field(default_factory=set)  # the executors with a request the trace never answers (its worker may finish unseen)
     #: executor -> the events, in order, at which one of its workers answers (and may then take
     #: another task): a processor's or the put path's answer, or the put pre-check's [PC_SYNCHRONIZED]
@@ -251,8 +255,9 @@ class _Answers:
                     answers.throttled.setdefault(limited.group(1), []).append(i)
                 cleaned = CLEAN_QUEUE_PATTERN.match(r.remark or "")
                 if cleaned is not None:
-                    if answers.cleaned[-1:] != [(i, answers.tag[request] == "[PCBUSY_CLEAN_QUEUE]")]:
-                        answers.cleaned.append((i, answers.tag[request] == "[PCBUSY_CLEAN_QUEUE]"))
+                    busy = answers.tag[request] == "[PCBUSY_CLEAN_QUEUE]"
+                    if not answers.cleaned or answers.cleaned[-1][:2] != (i, busy):
+                        answers.cleaned.append((i, busy, answers.executor[request]))
                     answers.created_at[request] = record["ts"] - int(cleaned.group(2))
                     answers.behind[request] = int(cleaned.group(3))  # the remark's size is after removal
                 executor = answers.executor[request]
@@ -655,6 +660,9 @@ class _Search:
         if isinstance(a, FastFailureEndsBusyDrain):
             drain = self._drain_to_come(s, k)
             return 0 if drain is None else drain - k
+        if isinstance(a, FastFailureStopsAtHead):
+            clean = self._clean_to_come(s, k, a.queue)
+            return 0 if clean is None else clean - k
         if isinstance(a, FastFailureStep):
             return 0
         request = _request_served(s, a)
@@ -688,6 +696,17 @@ class _Search:
             return None
         event: int = self.answers.cleaned[c][0]
         return event if busy_at <= self.events[event]["ts"] else None
+
+    def _clean_to_come(self, s: BrokerState, k: int, queue: ExecutorName) -> int | None:
+        """The event of the next cleaner's answer where it takes a task past its wait from this
+        queue before the next run is due: a run scanning the queue now may stop at a young head
+        later (its thread runs on when it will), and only by staying can it write that answer
+        (a run stopped now leaves it to the next, too late); None otherwise."""
+        c = bisect.bisect_left(self.answers.cleaned, (k, False))
+        if c == len(self.answers.cleaned) or self.answers.cleaned[c][1]:
+            return None
+        event, _, executor = self.answers.cleaned[c]
+        return event if executor is queue and self.events[event]["ts"] < s.fast_failure_next_run else None
 
     def _run_waits_until(self, s: BrokerState, k: int, before: int) -> int | None:
         """When a due fast-failure run is better started: the millisecond the store turns busy,
