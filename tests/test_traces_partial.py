@@ -303,6 +303,38 @@ def test_a_queue_an_overload_says_is_full_must_still_be_able_to_fill(tmp_path: P
     assert checked == sum(len(set(e)) for e in overloaded.values()) and emptied >= 2
 
 
+def _heads_swapped_and_dropped(full: list[dict[str, Any]], name: Any, chosen: Callable[[Any, Any, int, int, int], bool]) -> int:
+    """Along the true run a full trace records, at each take from ``name``'s queue whose first two
+    tasks (by request) ``chosen(answers, state, events explained, head, second)`` picks: the state
+    passes the witness-first search's state checks at ``black-box``, and the same state with those
+    two tasks swapped is dropped. How many takes were picked."""
+    from spec.machine import step
+    from spec.state import RequestTask, initial_state
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import STRATEGIES, _Answers, _Event, _Search
+    from traces.format.records import action_from_record
+
+    projected = list(project(full, Observation.BLACK_BOX))
+    header, events = header_from_record(projected[0]), projected[1:]
+    config = header.config
+    search = _Search(PartialReplay(header, BUDGETS), events, [_Event(e) for e in events], _Answers.read(config, events), STRATEGIES[0])
+    s, k, swapped = initial_state(config), 0, 0
+    for record in full[1:]:
+        executor = s.executor(name)
+        if record["kind"] == "WorkerTakesTask" and record["executor"] == name.value and len(executor.queue) >= 2:
+            head, second = executor.queue[0], executor.queue[1]
+            assert isinstance(head, RequestTask) and isinstance(second, RequestTask)
+            if chosen(search.answers, s, k, head.request.id, second.request.id):
+                assert not search._no_run_goes_on(s, k)
+                queue = (second, head) + executor.queue[2:]
+                moved = dataclasses.replace(s, executors=tuple(dataclasses.replace(e, queue=queue) if e is executor else e for e in s.executors))
+                assert search._no_run_goes_on(moved, k)
+                swapped += 1
+        s, out = step(config, s, action_from_record(record))
+        k += (record["kind"] == "RequestArrives") + bool(out.responses)
+    return swapped
+
+
 def test_a_task_answered_before_an_overload_has_left_the_queue_with_every_task_ahead_of_it(tmp_path: Path) -> None:
     """full-send-queue under 4.3.2, 300 steps: the admin queue (one worker, 16 places) is full at
     every [OVERLOAD] from 95 ms on, and its one worker answers only request 2 (at 140 ms); the
@@ -313,34 +345,13 @@ def test_a_task_answered_before_an_overload_has_left_the_queue_with_every_task_a
     fill the queue again. The search tried that order, which only the answer at 140 ms rules
     out, and stopped at seq 67 after 3,000,000 spec steps; dropped at once, the trace is
     explained in about 2,500."""
-    from spec.machine import step
     from spec.profiles import ExecutorName
-    from spec.state import RequestTask, initial_state
-    from traces.checking.partial import PartialReplay
-    from traces.checking.witness import STRATEGIES, _Answers, _Event, _Search
-    from traces.format.records import action_from_record
 
-    full = _recorded(tmp_path, "full-send-queue", "4.3.2", 300)
-    projected = list(project(full, Observation.BLACK_BOX))
-    header, events = header_from_record(projected[0]), projected[1:]
-    config = header.config
-    search = _Search(PartialReplay(header, BUDGETS), events, [_Event(e) for e in events], _Answers.read(config, events), STRATEGIES[0])
-    s, k, swapped = initial_state(config), 0, 0
-    for record in full[1:]:
-        admin = s.executor(ExecutorName.ADMIN)
-        if record["kind"] == "WorkerTakesTask" and record["executor"] == "admin" and len(admin.queue) >= 2:
-            head, second = admin.queue[0], admin.queue[1]
-            assert isinstance(head, RequestTask) and isinstance(second, RequestTask)
-            answered = search.answers.at.get(head.request.id)
-            if answered is not None and second.request.id not in search.answers.at and answered < search.answers.overloaded[ExecutorName.ADMIN][-1]:
-                assert not search._no_run_goes_on(s, k)
-                queue = (second, head) + admin.queue[2:]
-                moved = dataclasses.replace(s, executors=tuple(dataclasses.replace(e, queue=queue) if e is admin else e for e in s.executors))
-                assert search._no_run_goes_on(moved, k)
-                swapped += 1
-        s, out = step(config, s, action_from_record(record))
-        k += (record["kind"] == "RequestArrives") + bool(out.responses)
-    assert swapped == 1
+    def chosen(answers: Any, s: Any, k: int, head: int, second: int) -> bool:
+        answered = answers.at.get(head)
+        return answered is not None and second not in answers.at and answered < answers.overloaded[ExecutorName.ADMIN][-1]
+
+    assert _heads_swapped_and_dropped(_recorded(tmp_path, "full-send-queue", "4.3.2", 300), ExecutorName.ADMIN, chosen) == 1
 
 
 def test_with_the_pool_enabled_the_lock_is_due_for_the_busy_answer_after_a_rejectrequest(tmp_path: Path) -> None:
@@ -461,43 +472,22 @@ def test_a_task_a_worker_answers_has_no_more_tasks_up_to_it_than_the_workers_can
     holds it past the head's answer, so the head is never taken in time. The bench's base trace
     stopped at seq 6,122 on such an order (with the lock's due time above, 400,000 spec steps);
     with the bound, the search explains all its 6,624 events in about 1,120,000."""
-    from spec.machine import step
     from spec.profiles import ExecutorName
-    from spec.state import RequestTask, initial_state
-    from traces.checking.partial import PartialReplay
-    from traces.checking.witness import STRATEGIES, _Answers, _Event, _Search
-    from traces.format.records import action_from_record
 
-    full = _recorded(tmp_path, "pool-exhaustion", "5.3.3", 2_000)
-    projected = list(project(full, Observation.BLACK_BOX))
-    header, events = header_from_record(projected[0]), projected[1:]
-    config = header.config
-    search = _Search(PartialReplay(header, BUDGETS), events, [_Event(e) for e in events], _Answers.read(config, events), STRATEGIES[0])
-    at, tag, freed = search.answers.at, search.answers.tag, search.answers.freed[ExecutorName.SEND]
-    s, k, swapped = initial_state(config), 0, 0
-    for record in full[1:]:
-        send = s.executor(ExecutorName.SEND)
-        if record["kind"] == "WorkerTakesTask" and record["executor"] == "send" and len(send.queue) >= 2:
-            head, second = send.queue[0], send.queue[1]
-            busy = [w.task.request.id for w in send.workers if w.task is not None]
-            assert isinstance(head, RequestTask) and isinstance(second, RequestTask)
-            answered = [at.get(r) for r in (head.request.id, second.request.id)]
-            if (
-                None not in answered
-                and answered[0] < answered[1]
-                and {tag[head.request.id], tag[second.request.id]} == {""}
-                and len(busy) == config.executor(ExecutorName.SEND).threads - 1
-                and all(at.get(r, 1 << 60) > answered[0] for r in busy)
-                and not any(k <= i < answered[0] for i in freed)
-            ):
-                assert not search._no_run_goes_on(s, k)
-                queue = (second, head) + send.queue[2:]
-                moved = dataclasses.replace(s, executors=tuple(dataclasses.replace(e, queue=queue) if e is send else e for e in s.executors))
-                assert search._no_run_goes_on(moved, k)
-                swapped += 1
-        s, out = step(config, s, action_from_record(record))
-        k += (record["kind"] == "RequestArrives") + bool(out.responses)
-    assert swapped >= 3
+    def chosen(answers: Any, s: Any, k: int, head: int, second: int) -> bool:
+        answered = [answers.at.get(head), answers.at.get(second)]
+        busy = [w.task.request.id for w in s.executor(ExecutorName.SEND).workers if w.task is not None]
+        return (
+            answered[0] is not None
+            and answered[1] is not None
+            and answered[0] < answered[1]
+            and {answers.tag[head], answers.tag[second]} == {""}
+            and len(busy) == 1  # of the two send workers
+            and all(answers.at.get(r, 1 << 60) > answered[0] for r in busy)
+            and not any(k <= i < answered[0] for i in answers.freed[ExecutorName.SEND])
+        )
+
+    assert _heads_swapped_and_dropped(_recorded(tmp_path, "pool-exhaustion", "5.3.3", 2_000), ExecutorName.SEND, chosen) >= 3
 
 
 def test_a_bucket_read_once_or_twice_stores_permits_that_differ_in_the_last_bit() -> None:
