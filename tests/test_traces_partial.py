@@ -490,6 +490,30 @@ def test_a_task_a_worker_answers_has_no_more_tasks_up_to_it_than_the_workers_can
     assert _heads_swapped_and_dropped(_recorded(tmp_path, "pool-exhaustion", "5.3.3", 2_000), ExecutorName.SEND, chosen) >= 3
 
 
+def test_each_task_a_cleaner_takes_needs_no_fewer_tasks_to_join_than_the_one_ahead() -> None:
+    """A queue's tasks leave from the head, so the tasks behind one a cleaner takes are still there
+    when it is taken, and the remark's "size of queue" less those behind it now is exactly how many
+    join before that answer. Tasks that join before the first of two such tasks is taken join
+    before the second, so the second needs at least as many. slow-disk under 5.3.3 (the bench's
+    base trace): admin request 71 ("size of queue: 5" at 5,485 ms) behind 73, which a worker takes,
+    with 77 and 76 ("size of queue: 2" at 5,720) behind it; 71 then needs 3 more to join, 76 only
+    2, and the search, which took 2,000,000 spec steps without finding that it had queued 73 ahead
+    of 71, drops that order as soon as 76 is queued. In the true order (71 ahead of 73) each needs 2."""
+    from spec.profiles import ExecutorName
+    from spec.state import Executor, Request, RequestTask
+    from traces.checking.witness import _Answers, _Queue
+
+    answers = _Answers()
+    answers.at, answers.behind = {71: 153, 73: 154, 77: 163, 76: 159}, {71: 5, 76: 2}
+    answers.tag = {71: "[TIMEOUT_CLEAN_QUEUE]", 73: "", 77: "", 76: "[TIMEOUT_CLEAN_QUEUE]"}
+
+    def queue(*requests: int) -> _Queue:
+        tasks = tuple(RequestTask(Request(r, 99999, "", False), 0) for r in requests)
+        return _Queue(Executor(ExecutorName.ADMIN, tasks, ()), answers, foreign=False)
+
+    assert [queue(73, 71, 77, 76).contradicted, queue(71, 73, 77, 76).contradicted, queue(73, 71, 77).contradicted] == [True, False, False]
+
+
 def test_a_bucket_read_once_or_twice_stores_permits_that_differ_in_the_last_bit() -> None:
     """Why the millisecond of a hidden admission matters: Guava's resync adds the permits earned
     since the bucket's last read, in doubles, so the same 1.1 permits earned in one read at 131 ms

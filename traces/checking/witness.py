@@ -32,7 +32,8 @@ follows one run instead, and lets the trace steer it:
   cleaner's remark counts ("size of queue: 5"): none of them can leave first, so no run goes on
   from there. Such a task joins its queue as late as it can. Likewise the states in which a task
   ahead of such a task, or a request on its way to join the queue behind it, is answered before
-  it; in which too few tasks are behind it and too few can still join (for such a task still on
+  it; in which too few tasks are behind it and too few can still join, or fewer must join
+  before it is taken than before a task a cleaner takes ahead of it (for such a task still on
   its remoting thread, every task behind it is still to join); in which more tasks are
   ahead of it than the executor's workers can take before that answer (a worker takes another
   task only once it has answered the one it holds); and in which the millisecond its remark
@@ -531,6 +532,8 @@ class _Search:
         at that answer: a task ahead of it, or one still to join the queue behind it, cannot be
         answered before it; nor can it have more tasks behind it than the cleaner's remark counts
         ("size of queue: 5"), nor fewer than can still join before that answer (:class:`_Queue`;
+        the remark less those behind it now is how many join before it is taken, no fewer than
+        for a task a cleaner takes ahead of it;
         for a task still on its remoting thread, all of them are still to join), nor
         more tasks ahead of it than the workers can take by then (:meth:`_ahead_cannot_leave`). And a
         task whose creation time a cleaner's remark gives is created at that millisecond, not after it.
@@ -838,6 +841,7 @@ class _Queue:
             self.full_after.append((overloaded[o], len(e.queue) - front - 1))
         arrivals = answers.arrivals.get(e.name, [])
         freed = answers.freed.get(e.name, [])
+        joins = 0  # how many tasks join the queue before the last cleaned task ahead is taken
         for i, task in enumerate(e.queue):
             if not isinstance(task, RequestTask):
                 continue
@@ -854,9 +858,10 @@ class _Queue:
                     self.ahead_need = need if self.ahead_need is None else max(self.ahead_need, need)
             elif answered is not None:  # a cleaner's remark: its answer
                 behind = len(e.queue) - i - 1
-                if behind > counted:
+                if behind > counted or counted - behind < joins:
                     self.contradicted = True
                     return
+                joins = counted - behind
                 if not foreign:
                     short = counted - behind - bisect.bisect_left(arrivals, answered)
                     self.short = short if self.short is None else max(self.short, short)
