@@ -689,8 +689,10 @@ class _Search:
     def _drain_to_come(self, s: BrokerState, k: int) -> int | None:
         """The event of the next cleaner's answer where it is a busy drain that a run draining now
         can write by waiting: the store is not busy yet but turns busy by then, with the lock held
-        as it is (a run that ends its drain now finds the store not busy; the trace says a drain
-        comes, and the next run may come too late for it); None otherwise."""
+        as it is, and it comes before the run after the next is due (a run that ends its drain now
+        finds the store not busy; the trace says a drain comes, and the next run may come too late
+        for it; a drain many runs away is left to them, since a run that keeps draining keeps
+        every run after it from starting); None otherwise."""
         if s.lock.begin_time_in_lock == 0:
             return None
         busy_at = s.lock.begin_time_in_lock + self.replay.config.os_page_cache_busy_timeout_ms + 1
@@ -698,7 +700,8 @@ class _Search:
         if not s.now < busy_at or c == len(self.answers.cleaned) or not self.answers.cleaned[c][1]:
             return None
         event: int = self.answers.cleaned[c][0]
-        return event if busy_at <= self.events[event]["ts"] else None
+        drained: int = self.events[event]["ts"]
+        return event if busy_at <= drained < s.fast_failure_next_run + self.replay.config.fast_failure_period_ms else None
 
     def _clean_to_come(self, s: BrokerState, k: int, queue: ExecutorName) -> int | None:
         """The event of the next cleaner's answer where it takes a task past its wait from this
