@@ -142,7 +142,11 @@ public final class Scenario {
     private void faultInsideLock() throws Exception {
         store.setOsPageCacheBusyTimeOutMills(30);
         start(1, 8);
-        send(0, false, 0, true);
+        RemotingCommand failing = send(0, false, 0, true);
+        // Busy is counted from the put's beginTimeInLock, not from the dispatch: on a loaded machine
+        // the send thread stamped it 41 ms after the dispatch, and the first send below was served.
+        // The put's answer is written after its stamp, so the sends come 60 ms after the stamp at least.
+        await(() -> answered(failing));
         Thread.sleep(60);
         for (int i = 0; i < 3; i++) {
             request(i % 2, SEND, false, 0);
@@ -239,11 +243,11 @@ public final class Scenario {
         dispatch(ioThread, code, oneway, appendMillis, false);
     }
 
-    private void send(int ioThread, boolean oneway, long appendMillis, boolean failInsideLock) throws Exception {
-        dispatch(ioThread, SEND, oneway, appendMillis, failInsideLock);
+    private RemotingCommand send(int ioThread, boolean oneway, long appendMillis, boolean failInsideLock) throws Exception {
+        return dispatch(ioThread, SEND, oneway, appendMillis, failInsideLock);
     }
 
-    private void dispatch(int ioThread, int code, boolean oneway, long appendMillis, boolean failInsideLock) throws Exception {
+    private RemotingCommand dispatch(int ioThread, int code, boolean oneway, long appendMillis, boolean failInsideLock) throws Exception {
         RemotingCommand cmd = RemotingCommand.createRequestCommand(code);
         cmd.addExtField("topic", "TopicTest");
         if (appendMillis > 0) {
@@ -258,6 +262,7 @@ public final class Scenario {
         sent.add(cmd);
         ChannelHandlerContext ctx = client;
         ioThreads.get(ioThread).submit(() -> controller.getRemotingServer().processRequestCommand(ctx, cmd)).get();
+        return cmd;
     }
 
     /** Waits until every two-way request has its answer and the pools are idle, then stops the broker. */
@@ -298,11 +303,16 @@ public final class Scenario {
     private List<Integer> unanswered() {
         List<Integer> missing = new ArrayList<>();
         for (RemotingCommand c : sent) {
-            if (!c.isOnewayRPC() && client.written.stream().noneMatch(o -> ((RemotingCommand) o).getOpaque() == c.getOpaque())) {
+            if (!c.isOnewayRPC() && !answered(c)) {
                 missing.add(c.getOpaque());
             }
         }
         return missing;
+    }
+
+    /** Whether the client has received an answer to {@code request}. */
+    private boolean answered(RemotingCommand request) {
+        return client.written.stream().anyMatch(o -> ((RemotingCommand) o).getOpaque() == request.getOpaque());
     }
 
     private boolean busy() {
