@@ -13,6 +13,7 @@ import org.apache.rocketmq.broker.BrokerController;
 import org.apache.rocketmq.common.BrokerConfig;
 import org.apache.rocketmq.remoting.netty.NettyServerConfig;
 import org.apache.rocketmq.remoting.protocol.RemotingCommand;
+import org.apache.rocketmq.store.PutMessageLock;
 import org.apache.rocketmq.store.config.MessageStoreConfig;
 
 /**
@@ -117,15 +118,29 @@ public final class Scenario {
      * One put holds the lock far longer than osPageCacheBusyTimeOutMills: sends that came before
      * the store turned busy wait in the queue, and fast failure drains them [PCBUSY_CLEAN_QUEUE];
      * sends that come after are answered [REJECTREQUEST] at dispatch.
+     *
+     * <p>The sends that must wait are dispatched while this thread holds the put lock, before the
+     * slow put can stamp beginTimeInLock: dispatched after the stamp, they had to beat the store
+     * turning busy 60 ms later, and on a loaded machine they lost (every send [REJECTREQUEST],
+     * none queued). The spec sees the send thread wait longer for the lock, nothing else. One send
+     * thread, since a second would reach the queue while the store is busy and answer its sends
+     * [PC_SYNCHRONIZED] ahead of fast failure; and a queue wait far above the default 200 ms,
+     * since the queued sends now wait for the stamp as well as the 60 ms, not for a timeout.
      */
     private void slowDisk() throws Exception {
         store.setOsPageCacheBusyTimeOutMills(60);
-        start(2, 8);
+        broker.setWaitTimeMillsInSendQueue(5000);
+        start(1, 8);
         Thread.sleep(1050);
-        request(0, SEND, false, 400);
-        await(() -> controller.getMessageStore().getCommitLog().getBeginTimeInLock() != 0);
-        for (int i = 0; i < 5; i++) {
-            request(i % 2, SEND, false, 0);
+        PutMessageLock lock = controller.getMessageStore().getCommitLog().getPutMessageLock();
+        lock.lock();
+        try {
+            request(0, SEND, false, 400);
+            for (int i = 0; i < 4; i++) {
+                request(i % 2, SEND, false, 0);
+            }
+        } finally {
+            lock.unlock();
         }
         await(() -> controller.getMessageStore().isOSPageCacheBusy());
         for (int i = 0; i < 5; i++) {
