@@ -77,6 +77,7 @@ public final class Hooks {
         int phase = 1;
         RecordingQueue queue;
         long busyCheckStarted; // the clock as phase 1's last isOSPageCacheBusy() was entered
+        long headCheckStarted; // the clock as the scan's last head was cast, before the broker reads its age
     }
 
     private static final ThreadLocal<Dispatch> DISPATCH = new ThreadLocal<>();
@@ -585,6 +586,7 @@ public final class Hooks {
                 return;
             }
             endBusyDrain(f);
+            f.headCheckStarted = System.currentTimeMillis();
             f.queue = queue instanceof RecordingQueue && ((RecordingQueue) queue).modeled ? (RecordingQueue) queue : null;
         } catch (Throwable t) {
             rec.agentError(t);
@@ -608,12 +610,17 @@ public final class Hooks {
         }
     }
 
-    /** cleanExpiredRequestInQueue exit: its one {@code break}, FastFailureStopsAtHead. */
+    /**
+     * cleanExpiredRequestInQueue exit: its one {@code break}, FastFailureStopsAtHead, stamped with
+     * the clock as its last head was cast, before the broker read that head's age, for the reason
+     * of {@link #endBusyDrain}: stamped at the exit, a run preempted in between stopped at a head
+     * that was 40 ms old by the stamp, as old as the wait (timeout, 4.9.8 at 'queues', loaded).
+     */
     public static void cleanQueueExit() {
         try {
             FastFailureRun f = FAST_FAILURE.get();
             if (f != null && f.queue != null) {
-                rec.emit(Event.onQueue("FastFailureStopsAtHead", f.queue.executor));
+                rec.emitAt(Event.onQueue("FastFailureStopsAtHead", f.queue.executor), f.headCheckStarted);
                 f.queue = null;
             }
         } catch (Throwable t) {
@@ -627,6 +634,8 @@ public final class Hooks {
             FastFailureRun f = FAST_FAILURE.get();
             if (f != null && f.phase == 1 && task == null) {
                 rec.emit(new Event("FastFailureDropsForeignElement"));
+            } else if (f != null) {
+                f.headCheckStarted = System.currentTimeMillis();
             }
         } catch (Throwable t) {
             rec.agentError(t);
