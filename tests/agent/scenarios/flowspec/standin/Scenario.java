@@ -170,11 +170,12 @@ public final class Scenario {
      * lends both buffers out before any file is committed, and the sends that follow are refused
      * [REJECTREQUEST] (isTransientStorePoolDeficient) until a commit gives a buffer back.
      *
-     * <p>The burst is dispatched while no put can run: a send dispatched while the send thread
-     * created the second file read the pool after the file had borrowed the last buffer and before
-     * the agent recorded WorkerCreatesMappedFile, and was refused in a trace no run of the spec
-     * explains (4.9.8 at 'full', on a loaded machine). The burst then waits in the queue for the
-     * put lock, so its wait is raised far above the default 200 ms, as in slow-disk.
+     * <p>No send is dispatched while a put may create a file: one dispatched while the send
+     * thread created the second file read the pool after the file had borrowed the last buffer and
+     * before the agent recorded WorkerCreatesMappedFile, and was refused in a trace no run of the
+     * spec explains (4.9.8 at 'full', on a loaded machine). So the burst is dispatched while no
+     * put can run, and the refused sends once the burst is answered. The burst waits in the queue
+     * for the put lock, so its wait is raised far above the default 200 ms, as in slow-disk.
      */
     private void poolExhaustion() throws Exception {
         store.setTransientStorePoolEnable(true);
@@ -182,15 +183,16 @@ public final class Scenario {
         store.setCommitIntervalCommitLog(3000); // no buffer comes back before the refused sends, however slow the machine
         broker.setWaitTimeMillsInSendQueue(5000);
         start(1, 16);
+        List<RemotingCommand> burst = new ArrayList<>();
         withPutLockHeld(() -> {
             for (int i = 0; i < 8; i++) {
-                request(i % 2, SEND, false, 0);
+                burst.add(request(i % 2, SEND, false, 0));
             }
         });
-        // The second file has taken the last buffer: wait for it rather than for the clock, since a
-        // send thread slowed by a loaded machine may not have put that far when the next sends arrive.
-        // They create no file: the second holds the burst's last four puts.
-        await(() -> controller.getMessageStore().isTransientStorePoolDeficient());
+        // Once the burst is answered its two files hold both buffers, and no put runs while the
+        // next sends are dispatched. Waiting only for the pool to be empty was not enough: that is
+        // true from the second file's borrow, before the agent records the file.
+        await(() -> burst.stream().allMatch(this::answered));
         for (int i = 0; i < 4; i++) {
             request(i % 2, SEND, false, 0);
             Thread.sleep(2);
@@ -278,8 +280,8 @@ public final class Scenario {
         }
     }
 
-    private void request(int ioThread, int code, boolean oneway, long appendMillis) throws Exception {
-        dispatch(ioThread, code, oneway, appendMillis, false);
+    private RemotingCommand request(int ioThread, int code, boolean oneway, long appendMillis) throws Exception {
+        return dispatch(ioThread, code, oneway, appendMillis, false);
     }
 
     private RemotingCommand send(int ioThread, boolean oneway, long appendMillis, boolean failInsideLock) throws Exception {
