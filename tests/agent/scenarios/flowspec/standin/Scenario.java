@@ -13,6 +13,7 @@ import org.apache.rocketmq.broker.BrokerController;
 import org.apache.rocketmq.common.BrokerConfig;
 import org.apache.rocketmq.remoting.netty.NettyServerConfig;
 import org.apache.rocketmq.remoting.protocol.RemotingCommand;
+import org.apache.rocketmq.store.PutMessageLock;
 import org.apache.rocketmq.store.config.MessageStoreConfig;
 
 /**
@@ -117,16 +118,26 @@ public final class Scenario {
      * One put holds the lock far longer than osPageCacheBusyTimeOutMills: sends that came before
      * the store turned busy wait in the queue, and fast failure drains them [PCBUSY_CLEAN_QUEUE];
      * sends that come after are answered [REJECTREQUEST] at dispatch.
+     *
+     * <p>The sends that must wait are dispatched while this thread holds the put lock, before the
+     * slow put can stamp beginTimeInLock: dispatched after the stamp, they had to beat the store
+     * turning busy 60 ms later, and on a loaded machine they lost (every send [REJECTREQUEST],
+     * none queued). One send thread, since a second would reach the queue while the store is
+     * busy and answer its sends [PC_SYNCHRONIZED] ahead of fast failure; and a queue wait far
+     * above the default 200 ms, since the queued sends now wait for the stamp as well as the
+     * 60 ms, not for a timeout.
      */
     private void slowDisk() throws Exception {
         store.setOsPageCacheBusyTimeOutMills(60);
-        start(2, 8);
+        broker.setWaitTimeMillsInSendQueue(5000);
+        start(1, 8);
         Thread.sleep(1050);
-        request(0, SEND, false, 400);
-        await(() -> controller.getMessageStore().getCommitLog().getBeginTimeInLock() != 0);
-        for (int i = 0; i < 5; i++) {
-            request(i % 2, SEND, false, 0);
-        }
+        withPutLockHeld(() -> {
+            request(0, SEND, false, 400);
+            for (int i = 0; i < 4; i++) {
+                request(i % 2, SEND, false, 0);
+            }
+        });
         await(() -> controller.getMessageStore().isOSPageCacheBusy());
         for (int i = 0; i < 5; i++) {
             request(i % 2, SEND, i == 4, 0);
@@ -142,7 +153,11 @@ public final class Scenario {
     private void faultInsideLock() throws Exception {
         store.setOsPageCacheBusyTimeOutMills(30);
         start(1, 8);
-        send(0, false, 0, true);
+        RemotingCommand failing = send(0, false, 0, true);
+        // Busy is counted from the put's beginTimeInLock, not from the dispatch: on a loaded machine
+        // the send thread stamped it 41 ms after the dispatch, and the first send below was served.
+        // The put's answer is written after its stamp, so the sends come 60 ms after the stamp at least.
+        await(() -> answered(failing));
         Thread.sleep(60);
         for (int i = 0; i < 3; i++) {
             request(i % 2, SEND, false, 0);
@@ -154,19 +169,30 @@ public final class Scenario {
      * A pool of two buffers, files of four puts and a slow commit service: a burst of sends
      * lends both buffers out before any file is committed, and the sends that follow are refused
      * [REJECTREQUEST] (isTransientStorePoolDeficient) until a commit gives a buffer back.
+     *
+     * <p>No send is dispatched while a put may create a file: one dispatched while the send
+     * thread created the second file read the pool after the file had borrowed the last buffer and
+     * before the agent recorded WorkerCreatesMappedFile, and was refused in a trace no run of the
+     * spec explains (4.9.8 at 'full', on a loaded machine). So the burst is dispatched while no
+     * put can run, and the refused sends once the burst is answered. The burst waits in the queue
+     * for the put lock, so its wait is raised far above the default 200 ms, as in slow-disk.
      */
     private void poolExhaustion() throws Exception {
         store.setTransientStorePoolEnable(true);
         store.setTransientStorePoolSize(2);
         store.setCommitIntervalCommitLog(3000); // no buffer comes back before the refused sends, however slow the machine
+        broker.setWaitTimeMillsInSendQueue(5000);
         start(1, 16);
-        for (int i = 0; i < 8; i++) {
-            request(i % 2, SEND, false, 0);
-            Thread.sleep(2);
-        }
-        // The second file has taken the last buffer: wait for it rather than for the clock, since a
-        // send thread slowed by a loaded machine may not have put that far when the next sends arrive.
-        await(() -> controller.getMessageStore().isTransientStorePoolDeficient());
+        List<RemotingCommand> burst = new ArrayList<>();
+        withPutLockHeld(() -> {
+            for (int i = 0; i < 8; i++) {
+                burst.add(request(i % 2, SEND, false, 0));
+            }
+        });
+        // Once the burst is answered its two files hold both buffers, and no put runs while the
+        // next sends are dispatched. Waiting only for the pool to be empty was not enough: that is
+        // true from the second file's borrow, before the agent records the file.
+        await(() -> burst.stream().allMatch(this::answered));
         for (int i = 0; i < 4; i++) {
             request(i % 2, SEND, false, 0);
             Thread.sleep(2);
@@ -189,6 +215,25 @@ public final class Scenario {
         request(0, SEND, false, 0);
         broker.setBrokerFastFailureEnable(false);
         request(1, SEND, false, 0);
+    }
+
+    /**
+     * Runs {@code dispatches} while this thread holds the store's put lock: the send threads wait
+     * for it, so no put stamps beginTimeInLock or creates a file meanwhile. No event records this
+     * holder; the spec sees the send threads wait longer for the lock.
+     */
+    private void withPutLockHeld(Dispatches dispatches) throws Exception {
+        PutMessageLock lock = controller.getMessageStore().getCommitLog().getPutMessageLock();
+        lock.lock();
+        try {
+            dispatches.run();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private interface Dispatches {
+        void run() throws Exception;
     }
 
     private static void await(java.util.function.BooleanSupplier condition) throws InterruptedException {
@@ -235,15 +280,15 @@ public final class Scenario {
         }
     }
 
-    private void request(int ioThread, int code, boolean oneway, long appendMillis) throws Exception {
-        dispatch(ioThread, code, oneway, appendMillis, false);
+    private RemotingCommand request(int ioThread, int code, boolean oneway, long appendMillis) throws Exception {
+        return dispatch(ioThread, code, oneway, appendMillis, false);
     }
 
-    private void send(int ioThread, boolean oneway, long appendMillis, boolean failInsideLock) throws Exception {
-        dispatch(ioThread, SEND, oneway, appendMillis, failInsideLock);
+    private RemotingCommand send(int ioThread, boolean oneway, long appendMillis, boolean failInsideLock) throws Exception {
+        return dispatch(ioThread, SEND, oneway, appendMillis, failInsideLock);
     }
 
-    private void dispatch(int ioThread, int code, boolean oneway, long appendMillis, boolean failInsideLock) throws Exception {
+    private RemotingCommand dispatch(int ioThread, int code, boolean oneway, long appendMillis, boolean failInsideLock) throws Exception {
         RemotingCommand cmd = RemotingCommand.createRequestCommand(code);
         cmd.addExtField("topic", "TopicTest");
         if (appendMillis > 0) {
@@ -258,6 +303,7 @@ public final class Scenario {
         sent.add(cmd);
         ChannelHandlerContext ctx = client;
         ioThreads.get(ioThread).submit(() -> controller.getRemotingServer().processRequestCommand(ctx, cmd)).get();
+        return cmd;
     }
 
     /** Waits until every two-way request has its answer and the pools are idle, then stops the broker. */
@@ -298,11 +344,16 @@ public final class Scenario {
     private List<Integer> unanswered() {
         List<Integer> missing = new ArrayList<>();
         for (RemotingCommand c : sent) {
-            if (!c.isOnewayRPC() && client.written.stream().noneMatch(o -> ((RemotingCommand) o).getOpaque() == c.getOpaque())) {
+            if (!c.isOnewayRPC() && !answered(c)) {
                 missing.add(c.getOpaque());
             }
         }
         return missing;
+    }
+
+    /** Whether the client has received an answer to {@code request}. */
+    private boolean answered(RemotingCommand request) {
+        return client.written.stream().anyMatch(o -> ((RemotingCommand) o).getOpaque() == request.getOpaque());
     }
 
     private boolean busy() {

@@ -76,6 +76,8 @@ public final class Hooks {
     private static final class FastFailureRun {
         int phase = 1;
         RecordingQueue queue;
+        long busyCheckStarted; // the clock as phase 1's last isOSPageCacheBusy() was entered
+        long headCheckStarted; // the clock as the scan's last head was cast, before the broker reads its age
     }
 
     private static final ThreadLocal<Dispatch> DISPATCH = new ThreadLocal<>();
@@ -443,9 +445,15 @@ public final class Hooks {
     /**
      * DefaultMessageStore.isOSPageCacheBusy() entered: inside a worker's put it is the put
      * pre-check, which reads the lock holder's beginTimeInLock, so the step lock is held across
-     * it (true: the caller must pass it to {@link #pageCacheBusyReturned}).
+     * it (true: the caller must pass it to {@link #pageCacheBusyReturned}); in a fast-failure run
+     * it is phase 1's loop condition, whose clock FastFailureEndsBusyDrain takes.
      */
     public static boolean pageCacheCheckEntering() {
+        FastFailureRun f = FAST_FAILURE.get();
+        if (f != null) {
+            f.busyCheckStarted = System.currentTimeMillis();
+            return false;
+        }
         Run r = RUN.get();
         if (r == null || r.putDepth == 0) {
             return false;
@@ -578,25 +586,41 @@ public final class Hooks {
                 return;
             }
             endBusyDrain(f);
+            f.headCheckStarted = System.currentTimeMillis();
             f.queue = queue instanceof RecordingQueue && ((RecordingQueue) queue).modeled ? (RecordingQueue) queue : null;
         } catch (Throwable t) {
             rec.agentError(t);
         }
     }
 
+    /**
+     * Phase 1 ended: FastFailureEndsBusyDrain, stamped with the clock as its last busy check
+     * began, not now. That check found the store not busy (or the queue empty) at a reading the
+     * agent cannot see, and the store turns busy as the clock passes beginTimeInLock +
+     * osPageCacheBusyTimeOutMills: stamped after the check, a run preempted in between (12 ms
+     * once on a loaded machine) reached the spec as ending phase 1 while the store was already
+     * busy with sends in the queue, which no run of the spec does. A reading taken before the
+     * broker's own is never busy where the broker's was not. (A run whose loop never checked
+     * stamps 0, which the recorder raises to the trace's last ts.)
+     */
     private static void endBusyDrain(FastFailureRun f) {
         if (f.phase == 1) {
             f.phase = 2;
-            rec.emit(new Event("FastFailureEndsBusyDrain"));
+            rec.emitAt(new Event("FastFailureEndsBusyDrain"), f.busyCheckStarted);
         }
     }
 
-    /** cleanExpiredRequestInQueue exit: its one {@code break}, FastFailureStopsAtHead. */
+    /**
+     * cleanExpiredRequestInQueue exit: its one {@code break}, FastFailureStopsAtHead, stamped with
+     * the clock as its last head was cast, before the broker read that head's age, for the reason
+     * of {@link #endBusyDrain}: stamped at the exit, a run preempted in between stopped at a head
+     * that was 40 ms old by the stamp, as old as the wait (timeout, 4.9.8 at 'queues', loaded).
+     */
     public static void cleanQueueExit() {
         try {
             FastFailureRun f = FAST_FAILURE.get();
             if (f != null && f.queue != null) {
-                rec.emit(Event.onQueue("FastFailureStopsAtHead", f.queue.executor));
+                rec.emitAt(Event.onQueue("FastFailureStopsAtHead", f.queue.executor), f.headCheckStarted);
                 f.queue = null;
             }
         } catch (Throwable t) {
@@ -610,6 +634,8 @@ public final class Hooks {
             FastFailureRun f = FAST_FAILURE.get();
             if (f != null && f.phase == 1 && task == null) {
                 rec.emit(new Event("FastFailureDropsForeignElement"));
+            } else if (f != null) {
+                f.headCheckStarted = System.currentTimeMillis();
             }
         } catch (Throwable t) {
             rec.agentError(t);

@@ -28,7 +28,7 @@ final class Options {
     String profile; // null: MQVersion.CURRENT_VERSION
     // For the agent's own tests (tests/test_agent.py), which must make the agent fail on purpose:
     long faultAfter = -1; // the n-th RequestArrives hook throws
-    long writerStartDelayMs = 0; // the writer starts this late, so that a small buffer overflows
+    long writerStartDelayMs = 0; // the writer starts this late (at the latest when the trace ends), so that a small buffer overflows
 
     static Options parse(String args) {
         Options o = new Options();

@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
@@ -45,6 +46,7 @@ final class Recorder {
     private final Path dir;
     private final Thread writer;
     private volatile boolean closing;
+    private final CountDownLatch closed = new CountDownLatch(1); // the trace has ended: a writer started late starts now
     private volatile String headerJson; // set once the broker's configuration is known
     private volatile Callable<String> headerNow; // reads the header again: has the configuration changed?
     private volatile Function<Map<String, Integer>, String> environment; // the header's environment, given the foreign tasks
@@ -135,7 +137,7 @@ final class Recorder {
         int part = 0;
         long inPart = 0;
         try {
-            Thread.sleep(options.writerStartDelayMs);
+            closed.await(options.writerStartDelayMs, TimeUnit.MILLISECONDS);
             while (true) {
                 Event first = buffer.poll(50, TimeUnit.MILLISECONDS);
                 if (first == null) {
@@ -209,6 +211,7 @@ final class Recorder {
         String declared = "null";
         try {
             closing = true;
+            closed.countDown();
             try {
                 writer.join(10_000);
             } catch (InterruptedException e) {

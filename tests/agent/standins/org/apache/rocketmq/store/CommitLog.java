@@ -32,6 +32,10 @@ public class CommitLog {
         return beginTimeInLock;
     }
 
+    public PutMessageLock getPutMessageLock() {
+        return putMessageLock;
+    }
+
     public CompletableFuture<PutMessageStatus> asyncPutMessage(final MessageExtBrokerInner msg) {
         MappedFile mappedFile = this.mappedFileQueue.getLastMappedFile();
         putMessageLock.lock();
