@@ -230,6 +230,11 @@ class _Answers:
     #: queue: the event at which each arrives
     joining: dict[ExecutorName, list[tuple[int, int]]] = field(default_factory=dict)
 
+    def next_cleaned(self, k: int) -> tuple[int, bool, ExecutorName | None] | None:
+        """The first of :attr:`cleaned` at or after event ``k``, or None."""
+        c = bisect.bisect_left(self.cleaned, (k, False))
+        return self.cleaned[c] if c < len(self.cleaned) else None
+
     @staticmethod
     def read(config: BrokerConfig, events: Sequence[Mapping[str, Any]]) -> _Answers:
         answers = _Answers()
@@ -637,12 +642,12 @@ class _Search:
         """Whether more tasks are ahead of a task that a cleaner takes from the head (in the queue,
         or on a remoting thread, to join behind them all) than the executor's workers can take
         before that answer; or, for a task in the queue that a worker answers, more tasks than they
-        can take before its answer, itself and those ahead of it. A task leaves the queue by a worker's take or by a cleaner's answer; a
-        worker takes one task at a time and takes another only once it has answered the one it
-        holds: before an event, the workers take at most as many tasks as they have free now, plus
-        the answers they write from now until then (:class:`_Queue` sums what depends on the
-        queue alone). Where a request the executor runs is never answered, its worker may finish
-        it unseen, so no bound is read."""
+        can take before its answer, itself and those ahead of it. A task leaves the queue by a
+        worker's take or by a cleaner's answer; a worker takes one task at a time and takes
+        another only once it has answered the one it holds: before an event, the workers take at
+        most as many tasks as they have free now, plus the answers they write from now until then
+        (:class:`_Queue` sums what depends on the queue alone). Where a request the executor runs
+        is never answered, its worker may finish it unseen, so no bound is read."""
         answers = self.answers
         if e.name in answers.silent:
             return False
@@ -693,44 +698,41 @@ class _Search:
         finds the store not busy; the trace says a drain comes, and the next run may come too late
         for it; a drain many runs away is left to them, since a run that keeps draining keeps
         every run after it from starting); None otherwise."""
+        busy_at = self._busy_at(s)
+        cleaned = self.answers.next_cleaned(k)
+        if busy_at is None or not s.now < busy_at or cleaned is None or not cleaned[1]:
+            return None
+        drained: int = self.events[cleaned[0]]["ts"]
+        return cleaned[0] if busy_at <= drained < s.fast_failure_next_run + self.replay.config.fast_failure_period_ms else None
+
+    def _busy_at(self, s: BrokerState) -> int | None:
+        """The millisecond from which the store is busy with the put lock held as it is
+        (``isOSPageCacheBusy``: ``timeout < now - beginTimeInLock``); None while it is free."""
         if s.lock.begin_time_in_lock == 0:
             return None
-        busy_at = s.lock.begin_time_in_lock + self.replay.config.os_page_cache_busy_timeout_ms + 1
-        c = bisect.bisect_left(self.answers.cleaned, (k, False))
-        if not s.now < busy_at or c == len(self.answers.cleaned) or not self.answers.cleaned[c][1]:
-            return None
-        event: int = self.answers.cleaned[c][0]
-        drained: int = self.events[event]["ts"]
-        return event if busy_at <= drained < s.fast_failure_next_run + self.replay.config.fast_failure_period_ms else None
+        return s.lock.begin_time_in_lock + self.replay.config.os_page_cache_busy_timeout_ms + 1
 
     def _clean_to_come(self, s: BrokerState, k: int, queue: ExecutorName) -> int | None:
         """The event of the next cleaner's answer where it takes a task past its wait from this
         queue before the next run is due: a run scanning the queue now may stop at a young head
         later (its thread runs on when it will), and only by staying can it write that answer
         (a run stopped now leaves it to the next, too late); None otherwise."""
-        c = bisect.bisect_left(self.answers.cleaned, (k, False))
-        if c == len(self.answers.cleaned) or self.answers.cleaned[c][1]:
+        cleaned = self.answers.next_cleaned(k)
+        if cleaned is None or cleaned[1] or cleaned[2] is not queue:
             return None
-        event, _, executor = self.answers.cleaned[c]
-        return event if executor is queue and self.events[event]["ts"] < s.fast_failure_next_run else None
+        return cleaned[0] if self.events[cleaned[0]]["ts"] < s.fast_failure_next_run else None
 
     def _run_waits_until(self, s: BrokerState, k: int, before: int) -> int | None:
         """When a due fast-failure run is better started: the millisecond the store turns busy,
         where the next cleaner's answer is a busy drain that comes after it and before the run
         after this one is due, and the store is not busy yet (a run on time would find nothing to
-        drain, and the next comes too late); None where the run starts now."""
+        drain, and the next comes too late: :meth:`_drain_to_come`, the due run's next start being
+        this one's); None where the run starts now."""
         due = self.replay.clock_guard_due(s)
-        if due is None or due > s.now or s.lock.begin_time_in_lock == 0:
+        busy_at = self._busy_at(s)
+        if due is None or due > s.now or busy_at is None or not s.now < before or self._drain_to_come(s, k) is None:
             return None
-        config = self.replay.config
-        busy_at = s.lock.begin_time_in_lock + config.os_page_cache_busy_timeout_ms + 1
-        if not s.now < busy_at or not s.now < before:
-            return None
-        c = bisect.bisect_left(self.answers.cleaned, (k, False))
-        if c == len(self.answers.cleaned) or not self.answers.cleaned[c][1]:
-            return None
-        drained: int = self.events[self.answers.cleaned[c][0]]["ts"]
-        return min(busy_at, before) if busy_at <= drained < due + config.fast_failure_period_ms else None
+        return min(busy_at, before)
 
     def _lock_due(self, s: BrokerState, k: int, until: int) -> bool:
         """Whether the clock's next step, to ``until``, passes the last millisecond at which a
@@ -832,7 +834,7 @@ class _Queue:
         #: every task ahead of it, since workers and cleaners take from the head
         self.full_after: list[tuple[int, int]] = []
         overloaded = [] if foreign else answers.overloaded.get(e.name, [])
-        leaving = sorted((answers.at[t.request.id], i) for i, t in enumerate(e.queue) if overloaded and isinstance(t, RequestTask) and t.request.id in answers.at)
+        leaving = sorted((answers.at[t.request.id], i) for i, t in enumerate(e.queue) if isinstance(t, RequestTask) and t.request.id in answers.at) if overloaded else []
         front = -1  # the place of the last task that has left by then
         for at, i in leaving:
             o = bisect.bisect_right(overloaded, at)
