@@ -214,19 +214,35 @@ def test_at_queues_the_trace_fixes_what_the_pruning_reads(tmp_path: Path, monkey
     assert max(len(values) for values in said.values()) > 1
 
 
+def _witness_search(header: Any, events: list[dict[str, Any]]) -> Any:
+    """The witness-first search's first strategy over ``events``, to read its state checks and
+    orders without running it."""
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import STRATEGIES, _Answers, _Event, _Search
+
+    return _Search(PartialReplay(header, BUDGETS), events, [_Event(e) for e in events], _Answers.read(header.config, events), STRATEGIES[0])
+
+
+def _send_arrives(trace_id: str, seq: int, ts: int, opaque: int) -> dict[str, Any]:
+    """A black-box record of a send's arrival."""
+    return {"trace_id": trace_id, "seq": seq, "ts": ts, "kind": "RequestArrives", "code": 10, "topic": "TopicTest", "oneway": False, "request_id": opaque, "responses": []}
+
+
+def _answered(trace_id: str, seq: int, ts: int, opaque: int, code: int, remark: str | None) -> dict[str, Any]:
+    """A black-box record of one answer."""
+    return {"trace_id": trace_id, "seq": seq, "ts": ts, "kind": RESPONSE_KIND, "responses": [{"request_id": opaque, "code": code, "remark": remark}]}
+
+
 def _true_run_pruned(full: list[dict[str, Any]]) -> list[tuple[int, int]]:
     """Where, along the true run a full trace records, the witness-first search's state checks
     (``_no_run_goes_on``) would drop the state at ``black-box``: (seq, events explained) of each."""
     from spec.machine import step
     from spec.state import initial_state
-    from traces.checking.partial import PartialReplay
-    from traces.checking.witness import STRATEGIES, _Answers, _Event, _Search
     from traces.format.records import action_from_record
 
     projected = list(project(full, Observation.BLACK_BOX))
     header, events = header_from_record(projected[0]), projected[1:]
-    replay = PartialReplay(header, BUDGETS)
-    search = _Search(replay, events, [_Event(e) for e in events], _Answers.read(header.config, events), STRATEGIES[0])
+    search = _witness_search(header, events)
     assert search.queues_hidden
     s, k, dropped = initial_state(header.config), 0, []
     for record in full[1:]:
@@ -269,15 +285,13 @@ def test_a_queue_an_overload_says_is_full_must_still_be_able_to_fill(tmp_path: P
     from spec.profiles import ExecutorName
     from spec.remoting import route
     from spec.state import initial_state
-    from traces.checking.partial import PartialReplay
-    from traces.checking.witness import STRATEGIES, _Answers, _Event, _Search
     from traces.format.records import action_from_record
 
     full = _recorded(tmp_path, "full-send-queue", "4.9.8", 300)
     projected = list(project(full, Observation.BLACK_BOX))
     header, events = header_from_record(projected[0]), projected[1:]
     config = header.config
-    search = _Search(PartialReplay(header, BUDGETS), events, [_Event(e) for e in events], _Answers.read(config, events), STRATEGIES[0])
+    search = _witness_search(header, events)
     overloaded = search.answers.overloaded
     assert set(overloaded) == {ExecutorName.SEND, ExecutorName.ADMIN}
 
@@ -310,14 +324,12 @@ def _heads_swapped_and_dropped(full: list[dict[str, Any]], name: Any, chosen: Ca
     two tasks swapped is dropped. How many takes were picked."""
     from spec.machine import step
     from spec.state import RequestTask, initial_state
-    from traces.checking.partial import PartialReplay
-    from traces.checking.witness import STRATEGIES, _Answers, _Event, _Search
     from traces.format.records import action_from_record
 
     projected = list(project(full, Observation.BLACK_BOX))
     header, events = header_from_record(projected[0]), projected[1:]
     config = header.config
-    search = _Search(PartialReplay(header, BUDGETS), events, [_Event(e) for e in events], _Answers.read(config, events), STRATEGIES[0])
+    search = _witness_search(header, events)
     s, k, swapped = initial_state(config), 0, 0
     for record in full[1:]:
         executor = s.executor(name)
@@ -363,33 +375,27 @@ def test_with_the_pool_enabled_the_lock_is_due_for_the_busy_answer_after_a_rejec
     the lock is due. Without the pool, the [REJECTREQUEST] is the lock's, and nothing is due.
     pool-exhaustion under 5.3.3 (the bench's base trace) stopped at seq 5,658 this way: the search
     explained such a [REJECTREQUEST] by the pool and took the lock too late for the busy answer."""
+    from spec.codes import REJECT_REQUEST_REMARK, pcbusy_remark
     from spec.state import initial_state
-    from traces.checking.partial import PartialReplay
-    from traces.checking.witness import STRATEGIES, _Answers, _Event, _Search
 
     pooled = header_from_record(next(project(_recorded(tmp_path, "pool-exhaustion", "5.3.3", 6), Observation.BLACK_BOX)))
     assert pooled.config.transient_store_pool_enable
     unpooled = dataclasses.replace(pooled, config=dataclasses.replace(pooled.config, transient_store_pool_enable=False))
 
-    def arrival(seq: int, ts: int, opaque: int) -> dict[str, Any]:
-        return {"trace_id": pooled.trace_id, "seq": seq, "ts": ts, "kind": "RequestArrives", "code": 10, "topic": "TopicTest", "oneway": False, "request_id": opaque, "responses": []}
-
-    def answer(seq: int, ts: int, opaque: int, code: int, remark: str | None) -> dict[str, Any]:
-        return {"trace_id": pooled.trace_id, "seq": seq, "ts": ts, "kind": RESPONSE_KIND, "responses": [{"request_id": opaque, "code": code, "remark": remark}]}
-
+    trace = pooled.trace_id
     events = [
-        arrival(1, 50, 1),
-        arrival(2, 60, 2),
-        answer(3, 100, 2, 2, "[REJECTREQUEST]system busy, start flow control for a while"),
-        arrival(4, 80, 3),
-        answer(5, 110, 3, 2, "[PCBUSY_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: 30ms, size of queue: 0"),
-        answer(6, 120, 1, 0, None),
+        _send_arrives(trace, 1, 50, 1),
+        _send_arrives(trace, 2, 60, 2),
+        _answered(trace, 3, 100, 2, 2, REJECT_REQUEST_REMARK),
+        _send_arrives(trace, 4, 80, 3),
+        _answered(trace, 5, 110, 3, 2, pcbusy_remark(30, 0)),
+        _answered(trace, 6, 120, 1, 0, None),
     ]
     due = {}
     for header in (pooled, unpooled):
-        answers = _Answers.read(header.config, events)
-        search = _Search(PartialReplay(header, BUDGETS), events, [_Event(e) for e in events], answers, STRATEGIES[0])
+        search = _witness_search(header, events)
         s = dataclasses.replace(initial_state(header.config), now=85)
+        answers = search.answers
         due[header.config.transient_store_pool_enable] = (answers.lock_busy, answers.lock_surely_busy, search._lock_due(s, 2, 95), search._lock_due(s, 2, 89))
     assert due == {True: ([2, 4], [4], True, False), False: ([2, 4], [2, 4], False, False)}
 
@@ -406,28 +412,29 @@ def test_a_run_draining_while_the_lock_is_held_keeps_draining_for_a_busy_drain_t
     urgent (a drain deferred for a busy drain many runs away kept every run from starting). bursts
     under 5.3.3 (the bench's base trace) stopped this way: its run ended the drain at once, and the
     next came too late for the busy drain the true run wrote from a run started 22 ms before."""
+    from spec.codes import pcbusy_remark, timeout_remark
     from spec.fastfailure import FastFailureEndsBusyDrain
     from spec.state import initial_state
-    from traces.checking.partial import PartialReplay
-    from traces.checking.witness import STRATEGIES, _Answers, _Event, _Search
 
     header = header_from_record(next(project(_recorded(tmp_path, "bursts", "5.3.3", 6), Observation.BLACK_BOX)))
 
+    trace = header.trace_id
+
     def urgency(remark: str, ts: int, locked_at: int) -> int | None:
-        def arrival(seq: int, at: int, opaque: int) -> dict[str, Any]:
-            return {"trace_id": header.trace_id, "seq": seq, "ts": at, "kind": "RequestArrives", "code": 10, "topic": "TopicTest", "oneway": False, "request_id": opaque, "responses": []}
-
-        def answer(seq: int, at: int, opaque: int, code: int, text: str | None) -> dict[str, Any]:
-            return {"trace_id": header.trace_id, "seq": seq, "ts": at, "kind": RESPONSE_KIND, "responses": [{"request_id": opaque, "code": code, "remark": text}]}
-
-        events = [arrival(1, 20, 1), arrival(2, 30, 2), arrival(3, 86, 3), answer(4, 90, 3, 0, None), answer(5, ts, 2, 2, remark), answer(6, 120, 1, 0, None)]
-        search = _Search(PartialReplay(header, BUDGETS), events, [_Event(e) for e in events], _Answers.read(header.config, events), STRATEGIES[0])
+        events = [
+            _send_arrives(trace, 1, 20, 1),
+            _send_arrives(trace, 2, 30, 2),
+            _send_arrives(trace, 3, 86, 3),
+            _answered(trace, 4, 90, 3, 0, None),
+            _answered(trace, 5, ts, 2, 2, remark),
+            _answered(trace, 6, 120, 1, 0, None),
+        ]
+        search = _witness_search(header, events)
         s = initial_state(header.config)
         s = dataclasses.replace(s, now=85, fast_failure_next_run=101, lock=dataclasses.replace(s.lock, begin_time_in_lock=locked_at))
         return search._urgency(s, FastFailureEndsBusyDrain(), 2)
 
-    busy = "[PCBUSY_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: 80ms, size of queue: 0"
-    timeout = "[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: 80ms, size of queue: 0"
+    busy, timeout = pcbusy_remark(80, 0), timeout_remark(80, 0)
     found = [urgency(busy, 110, 80), urgency(busy, 101, 80), urgency(timeout, 110, 80), urgency(busy, 100, 80), urgency(busy, 111, 80), urgency(busy, 110, 0)]
     assert found == [2, 2, 0, 0, 0, 0]
 
@@ -439,30 +446,27 @@ def test_a_run_scanning_a_queue_stays_for_a_clean_before_the_next_run(tmp_path: 
     so the stop is tried after time moves, by the events until that answer. With the next run due
     at 100 ms, a [TIMEOUT_CLEAN_QUEUE] from the send queue at 95 makes the stop at the send queue
     two events away; at the admin queue, at 100 or later, or a busy drain instead, it stays urgent."""
+    from spec.codes import pcbusy_remark, timeout_remark
     from spec.fastfailure import FastFailureStopsAtHead
     from spec.profiles import ExecutorName
     from spec.state import initial_state
-    from traces.checking.partial import PartialReplay
-    from traces.checking.witness import STRATEGIES, _Answers, _Event, _Search
 
     header = header_from_record(next(project(_recorded(tmp_path, "steady", "5.3.3", 6), Observation.BLACK_BOX)))
 
-    def urgency(tag: str, ts: int, queue: ExecutorName) -> int | None:
-        def arrival(seq: int, at: int, opaque: int) -> dict[str, Any]:
-            return {"trace_id": header.trace_id, "seq": seq, "ts": at, "kind": "RequestArrives", "code": 10, "topic": "TopicTest", "oneway": False, "request_id": opaque, "responses": []}
+    trace = header.trace_id
 
-        remark = f"{tag}broker busy, start flow control for a while, period in queue: 60ms, size of queue: 0"
+    def urgency(remark: Callable[[int, int], str], ts: int, queue: ExecutorName) -> int | None:
         events = [
-            arrival(1, ts - 70, 1),
-            arrival(2, ts - 60, 2),
-            arrival(3, ts - 10, 3),
-            {"trace_id": header.trace_id, "seq": 4, "ts": ts, "kind": RESPONSE_KIND, "responses": [{"request_id": 2, "code": 2, "remark": remark}]},
+            _send_arrives(trace, 1, ts - 70, 1),
+            _send_arrives(trace, 2, ts - 60, 2),
+            _send_arrives(trace, 3, ts - 10, 3),
+            _answered(trace, 4, ts, 2, 2, remark(60, 0)),
         ]
-        search = _Search(PartialReplay(header, BUDGETS), events, [_Event(e) for e in events], _Answers.read(header.config, events), STRATEGIES[0])
+        search = _witness_search(header, events)
         s = dataclasses.replace(initial_state(header.config), now=ts - 5, fast_failure_next_run=100)
         return search._urgency(s, FastFailureStopsAtHead(queue), 1)
 
-    timeout, busy = "[TIMEOUT_CLEAN_QUEUE]", "[PCBUSY_CLEAN_QUEUE]"
+    timeout, busy = timeout_remark, pcbusy_remark
     send, admin = ExecutorName.SEND, ExecutorName.ADMIN
     assert [urgency(timeout, 95, send), urgency(timeout, 95, admin), urgency(timeout, 100, send), urgency(busy, 95, send)] == [2, 0, 0, 0]
 
