@@ -44,7 +44,15 @@ follows one run instead, and lets the trace steer it:
   to stay queued); checked at the executor's next [OVERLOAD], and at the first after the answer
   of each task in the queue, which has left by then with every task ahead of it (a worker or a
   cleaner takes only the head). And the states in which a task a worker answers has more tasks
-  up to it in its queue than the workers can take before that answer.
+  up to it in its queue than the workers can take before that answer, or, once every worker has
+  started, than they can take before the answer of a request still to join (it joins behind
+  them all). And the states in which too few tasks can still join between two tasks a cleaner
+  takes one after the other from a queue (their remarks' sizes less one), the second not in the
+  queue yet: those behind the first now, and the requests that may join between them (none a
+  cleaner takes, none answered before the first) on remoting threads or arriving before the
+  second must have joined (before an arrival that finds no remoting thread free while it waits:
+  those behind it and those refused on theirs hold theirs). A task a cleaner takes joins no
+  sooner than its creation, nor than the task a cleaner takes before it from that queue.
 - A request's remoting-thread steps (the rate-limit handler, the task's creation) are taken at
   once: a send created late may find the store busy and be refused where the trace serves it. A
   request the trace never answers moves along by the time the next request routed to its
@@ -85,6 +93,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import itertools
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -229,6 +238,15 @@ class _Answers:
     #: executor -> (event, request), in order, for the requests routed to it that may join its
     #: queue: the event at which each arrives
     joining: dict[ExecutorName, list[tuple[int, int]]] = field(default_factory=dict)
+    #: a task a cleaner takes -> what must be between it and the next task a cleaner takes from its
+    #: queue (:class:`_Between`), where the remarks say at least one task is
+    between: dict[int, _Between] = field(default_factory=dict)
+    #: a task a cleaner takes -> the soonest millisecond it can join its queue: not before its
+    #: creation, nor before the task a cleaner takes from the queue before it can (:meth:`_read_between`)
+    joins_from: dict[int, int] = field(default_factory=dict)
+    #: executor -> the events at which the requests its workers answer arrive, and for each the
+    #: soonest of the answers of those arriving from it on
+    served: dict[ExecutorName, tuple[list[int], list[int]]] = field(default_factory=dict)
 
     def next_cleaned(self, k: int) -> tuple[int, bool, ExecutorName | None] | None:
         """The first of :attr:`cleaned` at or after event ``k``, or None."""
@@ -277,6 +295,11 @@ class _Answers:
             if executor is not None and answers.tag.get(request) not in _REFUSED_ON_THE_REMOTING_THREAD:
                 answers.joining.setdefault(executor, []).append((arrived[request], request))
         answers.silent = {answers.executor[request] for request in answers.executor if request not in answers.at}
+        for executor, joining in answers.joining.items():
+            served = [(event, answers.at[request]) for event, request in joining if answers.tag.get(request, "[") in _WRITTEN_BY_A_WORKER]
+            soonest = list(itertools.accumulate(reversed([at for _, at in served]), min))[::-1]
+            answers.served[executor] = ([event for event, _ in served], soonest)
+        answers._read_between(config, arrived)
         answers.due = answers.at.copy()
         later: dict[ExecutorName | None, int] = {}  # executor -> the soonest answer of the requests routed to it that arrived since
         for request in range(len(answers.executor), 0, -1):
@@ -285,6 +308,69 @@ class _Answers:
                 answers.due[request] = later[executor]
             later[executor] = min(later.get(executor, _NEVER), answers.at.get(request, _NEVER))
         return answers
+
+    def _read_between(self, config: BrokerConfig, arrived: Mapping[int, int]) -> None:
+        """:attr:`between`, for each two tasks a cleaner takes one after the other from a queue.
+
+        Cleaners take only the head, so a queue's cleaned tasks leave in the order the trace
+        answers them, and the tasks between two of them, X and then Y, leave between the two
+        answers. X's remark counts the tasks behind it when it leaves: those between, Y if it has
+        joined, and those behind Y then. Y's counts those behind Y then and those that joined
+        behind it since. So at least ``counted(X) - counted(Y) - 1`` tasks are between them in the
+        queue, all of which join after X and before Y. None is a task a cleaner takes (it would
+        be cleaned between the two), nor one the trace answers before X's answer (a worker takes
+        it only after X has left).
+
+        Y joins the queue before an arrival that would find no remoting thread free while Y waits
+        on its own: every request that arrived since and that a cleaner takes from the queue after
+        Y joins behind it, so it holds its remoting thread as long as Y does; and a request that is
+        refused on its remoting thread holds it until its answer."""
+        arrivals = sorted(arrived.values())
+        arriving = {event: request for request, event in arrived.items()}
+        refusing = [0] * (len(arrivals) + 1)  # at each arrival, how many refused requests hold their remoting threads (differences first)
+        for request, event in arrived.items():
+            if self.tag.get(request) in _REFUSED_ON_THE_REMOTING_THREAD:
+                refusing[bisect.bisect_right(arrivals, event)] += 1
+                refusing[bisect.bisect_right(arrivals, self.at[request])] -= 1
+        holding = dict(zip(arrivals, itertools.accumulate(refusing)))
+        cleaned: dict[ExecutorName, list[int]] = {}  # executor -> the tasks cleaners take from its queue, in order
+        for request in sorted(self.behind, key=self.at.__getitem__):
+            executor = self.executor[request]
+            if executor is not None:
+                cleaned.setdefault(executor, []).append(request)
+        for executor, tasks in cleaned.items():
+            for x, y in zip([None, *tasks], tasks):
+                self.joins_from[y] = max(self.created_at[y], -1 if x is None else self.joins_from[x])
+            joining = self.joining.get(executor, [])
+            for x, y in zip(tasks, tasks[1:]):
+                need = self.behind[x] - self.behind[y] - 1
+                if need <= 0:
+                    continue
+                joined_by = self.at[y]
+                held = 1  # Y, and the requests that must join behind it, on their remoting threads
+                for event in arrivals[bisect.bisect_right(arrivals, arrived[y]) : bisect.bisect_left(arrivals, joined_by)]:
+                    if held + holding[event] + 1 > config.io_threads:
+                        joined_by = event
+                        break
+                    z = arriving[event]
+                    if self.executor[z] is executor and z in self.behind and self.at[z] > self.at[y]:
+                        held += 1
+                window = joining[bisect.bisect_right(joining, (arrived[x], _NEVER)) : bisect.bisect_left(joining, (joined_by, 0))]
+                coming = [event for event, z in window if z != y and self.may_be_between(z, x)]
+                self.between[x] = _Between(y, need, coming)
+
+    def may_be_between(self, request: int, x: int) -> bool:
+        """Whether ``request`` may be between task ``x`` and the next task a cleaner takes from their queue (:meth:`_read_between`)."""
+        return request not in self.behind and self.tag.get(request) not in _REFUSED_ON_THE_REMOTING_THREAD and self.at.get(request, _NEVER) > self.at[x]
+
+
+@dataclass(frozen=True)
+class _Between:
+    """What must be between a task a cleaner takes and the next one it takes from that queue (:meth:`_Answers._read_between`)."""
+
+    next: int  # the next task a cleaner takes from the queue
+    need: int  # how many tasks at least are between the two
+    coming: list[int]  # the events at which the requests arrive that may join between them, before the next must have joined
 
 
 class _Search:
@@ -542,14 +628,14 @@ class _Search:
         for a task still on its remoting thread, all of them are still to join), nor
         more tasks ahead of it than the workers can take by then (:meth:`_ahead_cannot_leave`). And a
         task whose creation time a cleaner's remark gives is created at that millisecond, not after it.
-        A queue that an [OVERLOAD] says is full must still be able to fill by then (:meth:`_cannot_fill`)."""
+        A queue that an [OVERLOAD] says is full must still be able to fill by then (:meth:`_cannot_fill`),
+        and enough tasks must still be able to join between two tasks a cleaner takes one after
+        the other (:meth:`_too_few_between`)."""
         answers = self.answers
         if not self.queues_hidden:
             return False
         if self.fills and self._cannot_fill(s, k):
             return True
-        if not answers.created_at:
-            return False
         cleaned_last: dict[ExecutorName, int] = {}  # executor -> the latest answer of a task in its queue that a cleaner takes
         for e in s.executors:
             if not e.queue:
@@ -566,6 +652,8 @@ class _Search:
                 cleaned_last[e.name] = queue.left
             if self._ahead_cannot_leave(s, e, k, queue):
                 return True
+        if answers.between and self._too_few_between(s, k):
+            return True
         for io in s.io_threads:
             if io.request is None:
                 continue
@@ -613,8 +701,10 @@ class _Search:
         event ``until`` and still be in it then: the requests for it on remoting threads now (but
         request ``but``) and those arriving before that event, less those the trace says are
         refused on the remoting thread, and less those it answers before that event (a worker or a
-        cleaner took them from the queue by then)."""
+        cleaner took them from the queue by then), and less those that a cleaner takes and that
+        cannot join before that event's millisecond (:attr:`_Answers.joins_from`)."""
         answers = self.answers
+        ts: int = self.events[until]["ts"] if until < len(self.events) else _NEVER
         held = sum(
             1
             for io in s.io_threads
@@ -623,10 +713,11 @@ class _Search:
             and answers.executor.get(io.request.id) is name
             and answers.tag.get(io.request.id) not in _REFUSED_ON_THE_REMOTING_THREAD
             and answers.at.get(io.request.id, _NEVER) >= until
+            and answers.joins_from.get(io.request.id, 0) <= ts
         )
         joining = answers.joining.get(name, [])
         coming = joining[bisect.bisect_left(joining, (k, 0)) : bisect.bisect_left(joining, (until, 0))]
-        return held + sum(1 for _, request in coming if answers.at.get(request, _NEVER) >= until)
+        return held + sum(1 for _, request in coming if answers.at.get(request, _NEVER) >= until and answers.joins_from.get(request, 0) <= ts)
 
     def _queue(self, e: Executor) -> _Queue:
         """What :meth:`_no_run_goes_on` reads of ``e``'s queue, read once per queue: a step that
@@ -646,8 +737,11 @@ class _Search:
         worker's take or by a cleaner's answer; a worker takes one task at a time and takes
         another only once it has answered the one it holds: before an event, the workers take at
         most as many tasks as they have free now, plus the answers they write from now until then
-        (:class:`_Queue` sums what depends on the queue alone). Where a request the executor runs
-        is never answered, its worker may finish it unseen, so no bound is read."""
+        (:class:`_Queue` sums what depends on the queue alone). Once every worker has started, a
+        request a worker answers that is still to join (on a remoting thread, or still to arrive:
+        the soonest answered of those) joins behind every task in the queue, and the workers take
+        them all and it before its answer. Where a request the executor runs is never answered,
+        its worker may finish it unseen, so no bound is read."""
         answers = self.answers
         if e.name in answers.silent:
             return False
@@ -656,11 +750,57 @@ class _Search:
         spare = free - bisect.bisect_left(freed, k)  # takes available beyond the answers still to come
         if queue.ahead_need is not None and queue.ahead_need > spare:
             return True
+        started = len(e.workers) == self.replay.config.executor(e.name).threads  # a task submitted now joins the queue, behind them all
         for io in s.io_threads:
-            if io.request is not None and io.request.id in answers.behind and answers.executor.get(io.request.id) is e.name:
-                if queue.waiting - bisect.bisect_left(freed, answers.at[io.request.id]) > spare:
+            if io.request is not None and answers.executor.get(io.request.id) is e.name:
+                request = io.request.id
+                if request in answers.behind:
+                    if queue.waiting - bisect.bisect_left(freed, answers.at[request]) > spare:
+                        return True
+                elif started and answers.tag.get(request, "[") in _WRITTEN_BY_A_WORKER:
+                    if queue.waiting + 1 - bisect.bisect_left(freed, answers.at[request]) > spare:
+                        return True
+        arriving, soonest = answers.served.get(e.name, ((), ()))
+        later = bisect.bisect_left(arriving, k)
+        return started and later < len(arriving) and queue.waiting + 1 - bisect.bisect_left(freed, soonest[later]) > spare
+
+    def _too_few_between(self, s: BrokerState, k: int) -> bool:
+        """Whether too few tasks can still join between a task a cleaner takes and the next one it
+        takes from that queue, that one not having joined yet (:meth:`_Answers._read_between`):
+        the tasks behind the first now, the requests on remoting threads that may join between,
+        and those arriving before the next must have joined."""
+        foreign = self.replay.environment.foreign_tasks
+        for e in s.executors:
+            if e.queue and e.name not in foreign:
+                last = self._queue(e).last_cleaned
+                if last is not None and self._between_short(s, k, *last):
+                    return True
+        for io in s.io_threads:
+            if io.request is not None and io.request.id in self.answers.between and self.answers.executor.get(io.request.id) not in foreign:
+                if self._between_short(s, k, io.request.id, 0):
                     return True
         return False
+
+    def _between_short(self, s: BrokerState, k: int, x: int, behind: int) -> bool:
+        """Whether fewer tasks than the trace needs can be between task ``x`` (``behind`` tasks
+        behind it in its queue now) and the next task a cleaner takes from that queue, where that
+        one is not in the queue yet."""
+        answers = self.answers
+        between = answers.between.get(x)
+        if between is None:
+            return False
+        executor = answers.executor[x]
+        if executor is not None and any(isinstance(t, RequestTask) and t.request.id == between.next for t in s.executor(executor).queue):
+            return False
+        held = sum(
+            1
+            for io in s.io_threads
+            if io.request is not None
+            and io.request.id not in (x, between.next)
+            and answers.executor.get(io.request.id) is executor
+            and answers.may_be_between(io.request.id, x)
+        )
+        return behind + held + len(between.coming) - bisect.bisect_left(between.coming, k) < between.need
 
     def _urgency(self, s: BrokerState, a: Action, k: int) -> int | None:
         """How many events ahead the trace answers the request a hidden step serves (0 for the
@@ -829,6 +969,7 @@ class _Queue:
         self.left = -1  # the latest answer of a task in the queue that a cleaner takes
         self.ahead_need: int | None = None  # see above; None when no task in the queue is answered
         self.waiting = 0  # the request tasks in the queue that no cleaner takes
+        self.last_cleaned: tuple[int, int] | None = None  # the last task in the queue that a cleaner takes, and the tasks behind it
         #: (event, most tasks): at the first [OVERLOAD] of the executor after the answer of a task
         #: in the queue, at most so many of its tasks are still queued: that one has left, and
         #: every task ahead of it, since workers and cleaners take from the head
@@ -867,6 +1008,7 @@ class _Queue:
                     self.contradicted = True
                     return
                 joins = counted - behind
+                self.last_cleaned = (request, behind)
                 if not foreign:
                     short = counted - behind - bisect.bisect_left(arrivals, answered)
                     self.short = short if self.short is None else max(self.short, short)
