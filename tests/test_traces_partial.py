@@ -214,13 +214,13 @@ def test_at_queues_the_trace_fixes_what_the_pruning_reads(tmp_path: Path, monkey
     assert max(len(values) for values in said.values()) > 1
 
 
-def _witness_search(header: Any, events: list[dict[str, Any]]) -> Any:
-    """The witness-first search's first strategy over ``events``, to read its state checks and
-    orders without running it."""
+def _witness_search(header: Any, events: list[dict[str, Any]], strategy: int = 0) -> Any:
+    """The witness-first search's first strategy (or another) over ``events``, to read its state
+    checks and orders without running it."""
     from traces.checking.partial import PartialReplay
     from traces.checking.witness import STRATEGIES, _Answers, _Event, _Search
 
-    return _Search(PartialReplay(header, BUDGETS), events, [_Event(e) for e in events], _Answers.read(header.config, events), STRATEGIES[0])
+    return _Search(PartialReplay(header, BUDGETS), events, [_Event(e) for e in events], _Answers.read(header.config, events), STRATEGIES[strategy])
 
 
 def _send_arrives(trace_id: str, seq: int, ts: int, opaque: int) -> dict[str, Any]:
@@ -521,13 +521,13 @@ def test_each_task_a_cleaner_takes_needs_no_fewer_tasks_to_join_than_the_one_ahe
     assert [queue(73, 71, 77, 76).contradicted, queue(71, 73, 77, 76).contradicted, queue(73, 71, 77).contradicted] == [True, False, False]
 
 
-def _queued(s: Any, name: Any, queue: tuple[int, ...], workers: tuple[int, ...] = (), io: tuple[tuple[int, str], ...] = ()) -> Any:
-    """``s`` with ``name``'s queue and busy workers holding those requests (sends, by the spec's
-    number), and its remoting threads holding the others at the stages named."""
+def _queued(s: Any, name: Any, queue: tuple[int, ...], workers: tuple[int, ...] = (), io: tuple[tuple[int, str], ...] = (), codes: dict[int, int] | None = None) -> Any:
+    """``s`` with ``name``'s queue and busy workers holding those requests (by the spec's number;
+    sends, or the code ``codes`` gives), and its remoting threads holding the others at the stages named."""
     from spec.state import Executor, IoStage, IoThread, Request, RequestTask, Worker, WorkerStage
 
     def task(r: int) -> RequestTask:
-        return RequestTask(Request(r, 10, "TopicTest", False), 0)
+        return RequestTask(Request(r, (codes or {}).get(r, 10), "TopicTest", False), 0)
 
     executor = Executor(name, tuple(task(r) for r in queue), tuple(Worker(WorkerStage.TAKEN, task(r)) for r in workers))
     threads = [IoThread(IoStage[stage], task(r).request, task(r) if stage == "TASK_CREATED" else None) for r, stage in io]
@@ -558,7 +558,7 @@ def test_enough_tasks_must_be_able_to_join_between_two_tasks_a_cleaner_takes_one
 
     def dropped(refused_at: int, k: int, queue: tuple[int, ...], io: tuple[tuple[int, str], ...]) -> bool:
         events = [_send_arrives(trace, seq, ts, seq) for seq, ts in enumerate((100, 101, 102, 110, 111, 112), 1)]
-        answers = [(refused_at, 5, 2, REJECT_REQUEST_REMARK), (160, 2, 2, timeout_remark(55, 2)), (170, 4, 2, timeout_remark(55, 0))]
+        answers = [(refused_at, 5, 2, REJECT_REQUEST_REMARK), (160, 2, 2, timeout_remark(55, 2)), (170, 4, 2, timeout_remark(60, 0))]
         answers += [(300, 1, 0, None), (301, 3, 0, None), (302, 6, 0, None)]
         events += [_answered(trace, seq, ts, opaque, code, remark) for seq, (ts, opaque, code, remark) in enumerate(sorted(answers), 7)]
         events.sort(key=lambda e: (e["ts"], e["seq"]))
@@ -567,8 +567,8 @@ def test_enough_tasks_must_be_able_to_join_between_two_tasks_a_cleaner_takes_one
         s = dataclasses.replace(initial_state(header.config), now=events[k - 1]["ts"])
         return bool(search._no_run_goes_on(_queued(s, send, queue, io=io), k))
 
-    at_five = (4, "RECEIVED"), (5, "RECEIVED")
-    assert [dropped(140, 5, (1, 3, 2), at_five), dropped(140, 5, (1, 2, 3), at_five), dropped(111, 6, (1, 3, 2), ((4, "RECEIVED"),))] == [True, False, False]
+    at_five = (4, "TASK_CREATED"), (5, "RECEIVED")
+    assert [dropped(140, 5, (1, 3, 2), at_five), dropped(140, 5, (1, 2, 3), at_five), dropped(111, 6, (1, 3, 2), ((4, "TASK_CREATED"),))] == [True, False, False]
     assert [dropped(140, 3, (1, 3), ((2, "RECEIVED"),)), dropped(140, 3, (1,), ((2, "RECEIVED"), (3, "RECEIVED")))] == [True, False]
 
 
@@ -620,6 +620,94 @@ def test_a_task_a_worker_answers_waits_behind_every_task_queued_before_it_arrive
         search._no_run_goes_on(_queued(s, send, (), (1, 2), ((3, "TASK_CREATED"), (4, "RECEIVED"))), 4),
     ]
     assert found == [True, True, False]
+
+
+def _arrives(trace_id: str, seq: int, ts: int, opaque: int, code: int) -> dict[str, Any]:
+    """A black-box record of a request's arrival, with its code."""
+    return {**_send_arrives(trace_id, seq, ts, opaque), "code": code}
+
+
+def test_a_request_one_worker_answers_joins_after_every_request_it_answers_first_has_arrived(tmp_path: Path) -> None:
+    """An executor with one worker answers in the order its worker takes, which is its queue's
+    order: request 2, answered after request 3, joins the admin queue after 3 has arrived, so
+    not before request 1's cleaner's answer ("size of queue: 1") that comes first; with 1 still
+    on its remoting thread, nothing can join behind it in time, and the state is dropped. Where
+    the worker answers 2 first, 2 may join behind 1, and the state passes. slow-disk under 5.3.3
+    (the bench's base trace) stopped at seq 364 this way (its admin queue has one worker)."""
+    from spec.codes import timeout_remark
+    from spec.profiles import ExecutorName
+    from spec.state import initial_state
+
+    header = header_from_record(next(project(_recorded(tmp_path, "many-topics", "5.3.3", 6), Observation.BLACK_BOX)))
+    trace, admin = header.trace_id, ExecutorName.ADMIN
+    assert header.config.executor(admin).threads == 1
+
+    def dropped(first: int) -> bool:
+        events = [_arrives(trace, 1, 100, 1, 28), _arrives(trace, 2, 101, 2, 28), _answered(trace, 3, 610, 1, 2, timeout_remark(510, 1))]
+        events += [_arrives(trace, 4, 620, 3, 28), _answered(trace, 5, 700, first, 0, None), _answered(trace, 6, 710, 5 - first, 0, None)]
+        search = _witness_search(header, events)
+        s = _queued(dataclasses.replace(initial_state(header.config), now=101), admin, (), io=((1, "TASK_CREATED"), (2, "RECEIVED")))
+        return bool(search._no_run_goes_on(s, 2))
+
+    assert [dropped(3), dropped(2)] == [True, False]
+
+
+def test_a_run_scanning_a_queue_cleans_a_head_past_its_wait_next(tmp_path: Path) -> None:
+    """A fast-failure run scanning a queue stops only at a young head, and no worker takes a task
+    the trace says a cleaner answers: admin request 1, 505 ms old with the admin queue's wait at
+    500, is the run's next answer. The trace's next cleaner's answer is send request 2's, so the
+    state is dropped; scanning the send queue instead, whose head is request 2, it passes, and so
+    it does once 2's answer is explained. slow-disk under 5.3.3 (the bench's base trace) stopped
+    at seq 792 this way: its run had moved on to the admin queue, and could neither stop there
+    nor write the send queue's clean the trace gives next."""
+    from spec.codes import timeout_remark
+    from spec.profiles import ExecutorName
+    from spec.state import FastFailurePhase, initial_state
+
+    header = header_from_record(next(project(_recorded(tmp_path, "many-topics", "5.3.3", 6), Observation.BLACK_BOX)))
+    trace = header.trace_id
+    events = [_arrives(trace, 1, 100, 1, 28), _send_arrives(trace, 2, 550, 2), _answered(trace, 3, 610, 2, 2, timeout_remark(60, 0))]
+    events += [_answered(trace, 4, 700, 1, 2, timeout_remark(600, 0))]
+    search = _witness_search(header, events)
+    s = dataclasses.replace(initial_state(header.config), now=605)
+    s = _queued(_queued(s, ExecutorName.ADMIN, (1,)), ExecutorName.SEND, (2,))
+    s = dataclasses.replace(s, executors=tuple(dataclasses.replace(e, queue=tuple(dataclasses.replace(t, create_timestamp=100 if e.name is ExecutorName.ADMIN else 550) for t in e.queue)) for e in s.executors))
+
+    def scanning(name: Any, k: int) -> bool:
+        index = [n for n, _ in s.queue_waits].index(name)
+        return bool(search._no_run_goes_on(dataclasses.replace(s, fast_failure_phase=FastFailurePhase.CLEANING, fast_failure_queue=index, fast_failure_scan_wait=s.queue_waits[index][1]), k))
+
+    assert [scanning(ExecutorName.ADMIN, 2), scanning(ExecutorName.SEND, 2), scanning(ExecutorName.ADMIN, 3)] == [True, False, False]
+
+
+def test_an_arrival_that_needs_a_remoting_thread_may_force_a_task_to_join_behind_a_cleaned_one(tmp_path: Path) -> None:
+    """Two remoting threads: one holds request 5, which the trace refuses with [REJECTREQUEST]
+    after request 6 arrives, so it holds its thread until then; request 6 needs the other, so
+    request 4 must leave it first, and with every send worker busy it can only join the queue,
+    behind request 3, which a cleaner takes later with nothing behind it ("size of queue: 0"):
+    dropped. Where 5 is refused before 6 arrives, or 3's remark counts one behind it, the state
+    passes; where both threads are held by requests that cannot leave before 6 arrives, it is
+    dropped too. slow-disk under 5.3.3 (the bench's base trace) stopped at seq 839 this way."""
+    from spec.codes import REJECT_REQUEST_REMARK, timeout_remark
+    from spec.profiles import ExecutorName
+    from spec.state import initial_state
+
+    header = header_from_record(next(project(_recorded(tmp_path, "many-topics", "5.3.3", 6), Observation.BLACK_BOX)))
+    trace = header.trace_id
+
+    def dropped(refused_at: int, behind: int, queued: tuple[int, ...] = (3,), io: tuple[tuple[int, str], ...] = ((4, "TASK_CREATED"), (5, "RECEIVED")), waited: int = 98) -> bool:
+        events = [_send_arrives(trace, seq, ts, seq) for seq, ts in enumerate((100, 101, 102, 103, 104, 110), 1)]
+        answers = [(refused_at, 5, 2, REJECT_REQUEST_REMARK), (200, 3, 2, timeout_remark(waited, behind)), (250, 1, 0, None), (260, 2, 0, None), (300, 4, 0, None), (310, 6, 0, None)]
+        events += [_answered(trace, seq, ts, opaque, code, remark) for seq, (ts, opaque, code, remark) in enumerate(sorted(answers), 7)]
+        events.sort(key=lambda e: (e["ts"], e["seq"]))
+        events = [{**e, "seq": seq} for seq, e in enumerate(events, 1)]
+        search = _witness_search(header, events)
+        s = _queued(dataclasses.replace(initial_state(header.config), now=104), ExecutorName.SEND, queued, (1, 2), io)
+        return bool(search._no_run_goes_on(s, 5))
+
+    assert [dropped(150, 0), dropped(105, 0), dropped(150, 1)] == [True, False, False]
+    # Request 3 still on its thread: created at 120 (80 ms before 200), after 6 arrives, it cannot leave either; created at 102, it can.
+    assert [dropped(150, 0, (), ((3, "RECEIVED"), (5, "RECEIVED")), 80), dropped(150, 0, (), ((3, "TASK_CREATED"), (5, "RECEIVED")))] == [True, False]
 
 
 def test_a_bucket_read_once_or_twice_stores_permits_that_differ_in_the_last_bit() -> None:

@@ -52,7 +52,12 @@ follows one run instead, and lets the trace steer it:
   cleaner takes, none answered before the first) on remoting threads or arriving before the
   second must have joined (before an arrival that finds no remoting thread free while it waits:
   those behind it and those refused on theirs hold theirs). A task a cleaner takes joins no
-  sooner than its creation, nor than the task a cleaner takes before it from that queue.
+  sooner than its creation, nor than the task a cleaner takes before it from that queue; a
+  request an executor of one worker answers, no sooner than every request that worker answers
+  first has arrived. And the states in which a fast-failure run scanning a queue finds a head past
+  its wait that a cleaner answers later than the next cleaner's answer (it stops only at a young
+  head); and in which the next arrival finds no remoting thread that can be free by then, or
+  frees one only by queueing more tasks behind a task a cleaner takes than its remark counts.
 - A request's remoting-thread steps (the rate-limit handler, the task's creation) are taken at
   once: a send created late may find the store busy and be refused where the trace serves it. A
   request the trace never answers moves along by the time the next request routed to its
@@ -103,7 +108,7 @@ from spec.actors import Action, CommitServiceStep, FastFailureStep, IoThreadStep
 from spec.codes import CLEAN_QUEUE_PATTERN, CLEAN_QUEUE_TAGS, RATE_LIMIT_PATTERN
 from spec.config import BrokerConfig
 from spec.environment import ClockAdvances
-from spec.fastfailure import FastFailureEndsBusyDrain, FastFailureStopsAtHead
+from spec.fastfailure import FastFailureEndsBusyDrain, FastFailureStopsAtHead, is_expired
 from spec.machine import Effect
 from spec.profiles import ExecutorName
 from spec.remoting import (
@@ -114,7 +119,7 @@ from spec.remoting import (
     RequestArrives,
     route,
 )
-from spec.state import BrokerState, Executor, IoStage, RequestTask, Response, written_as
+from spec.state import BrokerState, Executor, FastFailurePhase, IoStage, RequestTask, Response, written_as
 from spec.workers import WorkerAcquiresPutLock, WorkerPassesPutCheck, WorkerTakesTask
 from traces.checking.partial import OutOfBudget, PartialReplay, PartialResult, Trail
 from traces.format.records import RESPONSE_KIND, action_from_record, responses_from_record
@@ -244,6 +249,11 @@ class _Answers:
     #: a task a cleaner takes -> the soonest millisecond it can join its queue: not before its
     #: creation, nor before the task a cleaner takes from the queue before it can (:meth:`_read_between`)
     joins_from: dict[int, int] = field(default_factory=dict)
+    #: request -> the event after which it joins its queue, at the soonest, where its executor has
+    #: one worker: that worker answers in the order it takes, and it takes from the head, so a
+    #: request it answers joins after every request it answers first has arrived
+    joins_after: dict[int, int] = field(default_factory=dict)
+    arrival_events: list[int] = field(default_factory=list)  # the events, in order, at which requests arrive
     #: executor -> the events at which the requests its workers answer arrive, and for each the
     #: soonest of the answers of those arriving from it on
     served: dict[ExecutorName, tuple[list[int], list[int]]] = field(default_factory=dict)
@@ -300,6 +310,13 @@ class _Answers:
             soonest = list(itertools.accumulate(reversed([at for _, at in served]), min))[::-1]
             answers.served[executor] = ([event for event, _ in served], soonest)
         answers._read_between(config, arrived)
+        answers.arrival_events = sorted(arrived.values())
+        latest: dict[ExecutorName, int] = {}  # one-worker executor -> the latest arrival of a request its worker has answered so far
+        for request, event in sorted(answers.at.items(), key=lambda answer: answer[1]):
+            executor = answers.executor[request]
+            if executor is not None and config.executor(executor).threads == 1 and answers.tag[request] in _WRITTEN_BY_A_WORKER:
+                answers.joins_after[request] = latest.get(executor, -1)
+                latest[executor] = max(latest.get(executor, -1), arrived[request])
         answers.due = answers.at.copy()
         later: dict[ExecutorName | None, int] = {}  # executor -> the soonest answer of the requests routed to it that arrived since
         for request in range(len(answers.executor), 0, -1):
@@ -654,6 +671,10 @@ class _Search:
                 return True
         if answers.between and self._too_few_between(s, k):
             return True
+        if self._run_cleans_out_of_turn(s, k):
+            return True
+        if self._arrival_forces_joins(s, k):
+            return True
         for io in s.io_threads:
             if io.request is None:
                 continue
@@ -702,7 +723,8 @@ class _Search:
         request ``but``) and those arriving before that event, less those the trace says are
         refused on the remoting thread, and less those it answers before that event (a worker or a
         cleaner took them from the queue by then), and less those that a cleaner takes and that
-        cannot join before that event's millisecond (:attr:`_Answers.joins_from`)."""
+        cannot join before that event's millisecond (:attr:`_Answers.joins_from`), or that one
+        worker answers after a request that arrives after that event (:attr:`_Answers.joins_after`)."""
         answers = self.answers
         ts: int = self.events[until]["ts"] if until < len(self.events) else _NEVER
         held = sum(
@@ -714,10 +736,11 @@ class _Search:
             and answers.tag.get(io.request.id) not in _REFUSED_ON_THE_REMOTING_THREAD
             and answers.at.get(io.request.id, _NEVER) >= until
             and answers.joins_from.get(io.request.id, 0) <= ts
+            and answers.joins_after.get(io.request.id, -1) < until
         )
         joining = answers.joining.get(name, [])
         coming = joining[bisect.bisect_left(joining, (k, 0)) : bisect.bisect_left(joining, (until, 0))]
-        return held + sum(1 for _, request in coming if answers.at.get(request, _NEVER) >= until and answers.joins_from.get(request, 0) <= ts)
+        return held + sum(1 for _, request in coming if answers.at.get(request, _NEVER) >= until and answers.joins_from.get(request, 0) <= ts and answers.joins_after.get(request, -1) < until)
 
     def _queue(self, e: Executor) -> _Queue:
         """What :meth:`_no_run_goes_on` reads of ``e``'s queue, read once per queue: a step that
@@ -763,6 +786,63 @@ class _Search:
         arriving, soonest = answers.served.get(e.name, ((), ()))
         later = bisect.bisect_left(arriving, k)
         return started and later < len(arriving) and queue.waiting + 1 - bisect.bisect_left(freed, soonest[later]) > spare
+
+    def _arrival_forces_joins(self, s: BrokerState, k: int) -> bool:
+        """Whether the next arrival finds no remoting thread free, or frees one only by queueing
+        more tasks behind a task a cleaner takes later than its remark counts. A request on a
+        remoting thread stays there until the arrival if the trace refuses it on that thread
+        after it, or if it cannot join its queue before it (a task a cleaner takes, not created
+        yet or behind one that is not: :attr:`_Answers.joins_from`; one a single worker answers
+        after a request that arrives later: :attr:`_Answers.joins_after`); the others leave by
+        their refusal, or by joining their queue, where every worker has started."""
+        answers = self.answers
+        a = bisect.bisect_left(answers.arrival_events, k)
+        if a == len(answers.arrival_events):
+            return False
+        arrival = answers.arrival_events[a]
+        ts: int = self.events[arrival]["ts"]
+        staying, leaving = 0, 0
+        joining: dict[ExecutorName, int] = {}
+        for io in s.io_threads:
+            if io.request is None:
+                continue
+            request = io.request.id
+            refused = answers.tag.get(request) in _REFUSED_ON_THE_REMOTING_THREAD
+            executor = answers.executor.get(request)
+            if refused and answers.at[request] > arrival:
+                staying += 1
+            elif answers.joins_from.get(request, 0) > ts or answers.joins_after.get(request, -1) >= arrival:
+                staying += 1
+            elif refused or executor is None or request not in answers.at:
+                leaving += 1
+            else:
+                joining[executor] = joining.get(executor, 0) + 1
+        must_leave = staying + 1 + leaving + sum(joining.values()) - self.replay.config.io_threads
+        if staying + 1 > self.replay.config.io_threads:
+            return True
+        for name, count in joining.items():
+            must_join = must_leave - leaving - (sum(joining.values()) - count)
+            e = s.executor(name)
+            if must_join <= 0 or not e.queue or len(e.workers) < self.replay.config.executor(name).threads or name in self.replay.environment.foreign_tasks:
+                continue
+            if any(answered > arrival and room < must_join for answered, room in self._queue(e).room):
+                return True
+        return False
+
+    def _run_cleans_out_of_turn(self, s: BrokerState, k: int) -> bool:
+        """Whether a fast-failure run scanning a queue finds a head past its wait that the trace
+        says a cleaner takes, but not at the next cleaner's answer: the run stops only at a young
+        head, so its next answer is that task's (no worker takes a task the trace says a cleaner
+        answers, and the head only ages)."""
+        if s.fast_failure_phase is not FastFailurePhase.CLEANING or not 0 <= s.fast_failure_queue < len(s.queue_waits):
+            return False
+        queue = s.executor(s.queue_waits[s.fast_failure_queue][0]).queue
+        head = queue[0] if queue else None
+        if not isinstance(head, RequestTask) or head.stop_run or not is_expired(head, s.now, s.fast_failure_scan_wait):
+            return False
+        answered = self.answers.at.get(head.request.id) if head.request.id in self.answers.behind else None
+        cleaned = self.answers.next_cleaned(k)
+        return answered is not None and (cleaned is None or cleaned[0] != answered)
 
     def _too_few_between(self, s: BrokerState, k: int) -> bool:
         """Whether too few tasks can still join between a task a cleaner takes and the next one it
@@ -970,6 +1050,7 @@ class _Queue:
         self.ahead_need: int | None = None  # see above; None when no task in the queue is answered
         self.waiting = 0  # the request tasks in the queue that no cleaner takes
         self.last_cleaned: tuple[int, int] | None = None  # the last task in the queue that a cleaner takes, and the tasks behind it
+        self.room: list[tuple[int, int]] = []  # for each task in the queue that a cleaner takes: its answer, and how many tasks may still join behind it by then
         #: (event, most tasks): at the first [OVERLOAD] of the executor after the answer of a task
         #: in the queue, at most so many of its tasks are still queued: that one has left, and
         #: every task ahead of it, since workers and cleaners take from the head
@@ -1009,6 +1090,7 @@ class _Queue:
                     return
                 joins = counted - behind
                 self.last_cleaned = (request, behind)
+                self.room.append((answered, counted - behind))
                 if not foreign:
                     short = counted - behind - bisect.bisect_left(arrivals, answered)
                     self.short = short if self.short is None else max(self.short, short)
