@@ -710,6 +710,34 @@ def test_an_arrival_that_needs_a_remoting_thread_may_force_a_task_to_join_behind
     assert [dropped(150, 0, (), ((3, "RECEIVED"), (5, "RECEIVED")), 80), dropped(150, 0, (), ((3, "TASK_CREATED"), (5, "RECEIVED")))] == [True, False]
 
 
+def test_the_answer_order_strategy_loads_early_only_the_executor_of_the_answer(tmp_path: Path) -> None:
+    """Before an answer of flow control the strategies load the broker before time moves on. For
+    a send's [REJECTREQUEST] that is the put path; "answer order" tries first only the steps of
+    the send executor's requests, so an admin request is queued after time moves, where "trace
+    order" queues it first. full-send-queue and slow-disk under 5.3.3 (the bench's base traces)
+    stopped at seq 501 and 839 with every strategy queueing such requests early, as the true runs
+    did not; "answer order" now gets to 1,429 and 911."""
+    from spec.codes import REJECT_REQUEST_REMARK
+    from spec.profiles import ExecutorName
+    from spec.state import initial_state
+    from traces.checking.witness import STRATEGIES
+
+    header = header_from_record(next(project(_recorded(tmp_path, "many-topics", "5.3.3", 6), Observation.BLACK_BOX)))
+    trace = header.trace_id
+    events = [_arrives(trace, 1, 100, 1, 28), _send_arrives(trace, 2, 101, 2), _answered(trace, 3, 150, 2, 2, REJECT_REQUEST_REMARK)]
+    events += [_answered(trace, 4, 300, 1, 0, None)]
+    s = _queued(dataclasses.replace(initial_state(header.config), now=101, fast_failure_next_run=1_000), ExecutorName.ADMIN, (), (9,), ((1, "TASK_CREATED"), (2, "RECEIVED")), {1: 28, 9: 28})
+
+    def first_queued_then_moved(strategy: int) -> tuple[bool, bool]:
+        children = list(_witness_search(header, events, strategy)._children(s, None, 2))
+        queued = next(i for i, (c, _, _) in enumerate(children) if c.executor(ExecutorName.ADMIN).queue)
+        moved = next(i for i, (c, _, _) in enumerate(children) if c.now > 101)
+        return queued < moved, moved < queued
+
+    assert [STRATEGIES[0].name, STRATEGIES[3].name] == ["trace order", "answer order"]
+    assert [first_queued_then_moved(0), first_queued_then_moved(3)] == [(True, False), (False, True)]
+
+
 def test_a_bucket_read_once_or_twice_stores_permits_that_differ_in_the_last_bit() -> None:
     """Why the millisecond of a hidden admission matters: Guava's resync adds the permits earned
     since the bucket's last read, in doubles, so the same 1.1 permits earned in one read at 131 ms

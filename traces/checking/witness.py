@@ -64,7 +64,8 @@ follows one run instead, and lets the trace steer it:
   executor is answered.
 - A :class:`Strategy` may add guesses: before an answer of flow control, the steps that load
   the broker (the put path, the queueing) come before time moves on, since such an answer needs
-  a lock held long or a queue filled early; before the clock passes the last millisecond at which
+  a lock held long or a queue filled early (*answer order*: only the steps of the requests of the
+  executor whose request it answers, so that a request of another waits); before the clock passes the last millisecond at which
   a writer can take the free put lock and have held it long enough for the next answer that needs
   it held long, the steps to the lock of the send that the trace says holds it then come first
   (*focused*, also its worker's take from the queue, or the dispatch that starts a worker for it):
@@ -173,6 +174,7 @@ class Strategy:
     any_executor: bool = False  # ... and the executors in the order the trace answers them all
     focused: bool = False  # before an answer only its executor's threads move, before an arrival only the remoting threads
     full_queues: bool = False  # ... and before an arrival that finds every remoting thread busy, the workers of a full queue that holds one
+    own_load: bool = False  # ... and only the steps of the requests of the executors whose requests the answer answers
 
 
 #: Tried in turn, each with an equal share of the witness-first budget.
@@ -180,7 +182,7 @@ STRATEGIES = (
     Strategy("trace order", loads_early=True, queue_order=True),
     Strategy("focused", loads_early=True, queue_order=True, focused=True),
     Strategy("focused, full queues", loads_early=True, queue_order=True, focused=True, full_queues=True),
-    Strategy("answer order", loads_early=True, queue_order=True, any_executor=True),
+    Strategy("answer order", loads_early=True, queue_order=True, any_executor=True, own_load=True),
 )
 
 
@@ -254,6 +256,9 @@ class _Answers:
     #: request it answers joins after every request it answers first has arrived
     joins_after: dict[int, int] = field(default_factory=dict)
     arrival_events: list[int] = field(default_factory=list)  # the events, in order, at which requests arrive
+    #: event -> the executors of the requests its answers of flow control answer: whose queue or
+    #: put path must be loaded before it (:data:`_LOADS_EARLY`)
+    loaded: dict[int, frozenset[ExecutorName | None]] = field(default_factory=dict)
     #: executor -> the events at which the requests its workers answer arrive, and for each the
     #: soonest of the answers of those arriving from it on
     served: dict[ExecutorName, tuple[list[int], list[int]]] = field(default_factory=dict)
@@ -280,6 +285,8 @@ class _Answers:
                     continue
                 answers.at[request] = i
                 answers.tag[request] = _tag(r.remark)
+                if answers.tag[request] in _LOADS_EARLY:
+                    answers.loaded[i] = answers.loaded.get(i, frozenset()) | {answers.executor[request]}
                 if _LOADS_EARLY.get(answers.tag[request]) is _PUT_PATH and answers.lock_busy[-1:] != [i]:
                     answers.lock_busy.append(i)
                     if not (config.transient_store_pool_enable and answers.tag[request] == "[REJECTREQUEST]"):
@@ -539,8 +546,14 @@ class _Search:
             if (urgency := self._urgency(s, a, k)) is not None
         )
         early = event.loads_early if self.strategy.loads_early else _NOTHING
-        now = [(i, a, effect) for urgency, i, a, effect in silent if urgency == 0 or type(a) in early]
-        later = [(i, a, effect) for urgency, i, a, effect in silent if not (urgency == 0 or type(a) in early)]
+        loaded = self.answers.loaded.get(k, frozenset()) if self.strategy.own_load else None
+        now: list[tuple[int, Action, Effect]] = []
+        later: list[tuple[int, Action, Effect]] = []
+        for urgency, i, a, effect in silent:
+            if urgency == 0 or (type(a) in early and (loaded is None or self.answers.executor.get(_request_served(s, a) or 0) in loaded)):
+                now.append((i, a, effect))
+            else:
+                later.append((i, a, effect))
         busy_at = self._run_waits_until(s, k, event.before)
         if busy_at is not None:
             moved = replay.step(s, ClockAdvances(busy_at - s.now))
