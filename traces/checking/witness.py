@@ -419,6 +419,9 @@ class _Search:
         self.deepest = 0  # the most events a node it searched explains
         self.searched_all = False  # whether it tried every child it tries without finding a run
         self.queues: dict[int, _Queue] = {}  # id of a queue's tuple -> what it says (:meth:`_queue`)
+        #: (executor, event) -> from which event on :meth:`_may_join` read the arrivals that may join
+        #: its queue and still be there at that event, and the events at which they arrive
+        self.may_join: dict[tuple[ExecutorName, int], tuple[int, list[int]]] = {}
         #: Whether the level hides a step that moves a task, a remoting thread or the clock. If it
         #: hides none (``queues``), the trace's own events fix everything :meth:`_no_run_goes_on`
         #: reads, so it says the same of every node that explains as many events and cannot steer.
@@ -751,9 +754,19 @@ class _Search:
             and answers.joins_from.get(io.request.id, 0) <= ts
             and answers.joins_after.get(io.request.id, -1) < until
         )
-        joining = answers.joining.get(name, [])
-        coming = joining[bisect.bisect_left(joining, (k, 0)) : bisect.bisect_left(joining, (until, 0))]
-        return held + sum(1 for _, request in coming if answers.at.get(request, _NEVER) >= until and answers.joins_from.get(request, 0) <= ts and answers.joins_after.get(request, -1) < until)
+        since, coming = self.may_join.get((name, until), (_NEVER, []))
+        if k < since:  # read the arrivals from k on, once for every later node
+            joining = answers.joining.get(name, [])
+            window = joining[bisect.bisect_left(joining, (k, 0)) : bisect.bisect_left(joining, (until, 0))]
+            coming = [
+                event
+                for event, request in window
+                if answers.at.get(request, _NEVER) >= until and answers.joins_from.get(request, 0) <= ts and answers.joins_after.get(request, -1) < until
+            ]
+            if len(self.may_join) >= _REMEMBERED_QUEUES:
+                self.may_join.clear()
+            self.may_join[(name, until)] = (k, coming)
+        return held + len(coming) - bisect.bisect_left(coming, k)
 
     def _queue(self, e: Executor) -> _Queue:
         """What :meth:`_no_run_goes_on` reads of ``e``'s queue, read once per queue: a step that
@@ -1030,7 +1043,12 @@ class _Search:
             target = s.executor(executor)
             ahead = {w.task.request.id for w in target.workers if w.task is not None}
             ahead |= {t.request.id for t in target.queue if isinstance(t, RequestTask)}
-            return any(k <= i < answered and other not in ahead for i, other in self.answers.by_workers.get(executor, ()))
+            by_workers = self.answers.by_workers.get(executor, [])
+            for i, other in itertools.islice(by_workers, bisect.bisect_left(by_workers, (k, -1)), None):
+                if i >= answered:
+                    break
+                if other not in ahead:
+                    return True
         return False
 
 
