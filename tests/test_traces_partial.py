@@ -738,6 +738,36 @@ def test_the_answer_order_strategy_loads_early_only_the_executor_of_the_answer(t
     assert [first_queued_then_moved(0), first_queued_then_moved(3)] == [(True, False), (False, True)]
 
 
+def test_the_focused_strategy_takes_the_tasks_ahead_of_the_send_that_must_hold_the_lock(tmp_path: Path) -> None:
+    """Workers take only a queue's head: where the send that must hold the put lock at the next
+    busy answer (request 2, before the [PCBUSY_CLEAN_QUEUE] at 140 ms) is queued behind request
+    1, the focused strategies' steps to the lock include an idle worker's take of 1, without
+    which 2 never reaches a worker in time; with 2 not in the queue, that take is no step to the
+    lock. steady and bursts under 5.3.3 (the bench's base traces) stopped at seq 3,773 and 3,310
+    this way, the lock taken too late for the busy answer; with it both are explained (239,187
+    and 156,198 spec steps)."""
+    from spec.codes import pcbusy_remark
+    from spec.profiles import ExecutorName
+    from spec.state import Executor, Request, RequestTask, Worker, WorkerStage, initial_state
+    from spec.workers import WorkerTakesTask
+
+    header = header_from_record(next(project(_recorded(tmp_path, "bursts", "5.3.3", 6), Observation.BLACK_BOX)))
+    trace, send = header.trace_id, ExecutorName.SEND
+    events = [_send_arrives(trace, seq, ts, seq) for seq, ts in enumerate((100, 101, 102), 1)]
+    events += [_answered(trace, 4, 140, 3, 2, pcbusy_remark(38, 0)), _answered(trace, 5, 150, 2, 0, None), _answered(trace, 6, 160, 1, 0, None)]
+    search = _witness_search(header, events, 1)
+    assert search.strategy.focused
+
+    def takes_the_lock(queue: tuple[int, ...]) -> bool:
+        tasks = tuple(RequestTask(Request(r, 10, "TopicTest", False), 100 + r) for r in queue)
+        executor = Executor(send, tasks, (Worker(WorkerStage.IDLE), Worker(WorkerStage.IDLE)))
+        s = initial_state(header.config)
+        s = dataclasses.replace(s, now=102, executors=tuple(executor if e.name is send else e for e in s.executors))
+        return bool(search._takes_the_lock(s, WorkerTakesTask(send, 0), 3))
+
+    assert [takes_the_lock((1, 2, 3)), takes_the_lock((2, 1, 3)), takes_the_lock((1, 3))] == [True, True, False]
+
+
 def test_a_bucket_read_once_or_twice_stores_permits_that_differ_in_the_last_bit() -> None:
     """Why the millisecond of a hidden admission matters: Guava's resync adds the permits earned
     since the bucket's last read, in doubles, so the same 1.1 permits earned in one read at 131 ms

@@ -68,7 +68,8 @@ follows one run instead, and lets the trace steer it:
   executor whose request it answers, so that a request of another waits); before the clock passes the last millisecond at which
   a writer can take the free put lock and have held it long enough for the next answer that needs
   it held long, the steps to the lock of the send that the trace says holds it then come first
-  (*focused*, also its worker's take from the queue, or the dispatch that starts a worker for it):
+  (*focused*, also its worker's take from the queue, or the dispatch that starts a worker for it,
+  and the takes of the tasks ahead of it in its queue):
   at ``queues``, where the clock's step is an event, even before the next event; at
   ``black-box``, where the search moves the clock, before it does (taken only when its own answer
   needed them, the lock was found held too briefly, and the search backed up over every choice
@@ -999,13 +1000,19 @@ class _Search:
         """Whether ``a`` is a step to the put lock of the send that holds it at the next answer
         needing it held long (:meth:`_holds_the_lock_when_busy`); in the focused strategies also
         the step that gives that send a worker (its take from the queue, or the dispatch that
-        starts a worker for it), without which a send still queued cannot reach the lock in time."""
+        starts a worker for it), without which a send still queued cannot reach the lock in time,
+        and a worker's take of a task ahead of it in the queue (workers take only the head)."""
         if not isinstance(a, self.lock_steps):
             return False
         request = _request_served(s, a)
         if request is None:
             return False
-        return self._holds_the_lock_when_busy(request, self.answers.at.get(request, _NEVER), k)
+        if self._holds_the_lock_when_busy(request, self.answers.at.get(request, _NEVER), k):
+            return True
+        if isinstance(a, WorkerTakesTask):
+            behind = s.executor(a.executor).queue[1:]
+            return any(isinstance(t, RequestTask) and self._holds_the_lock_when_busy(t.request.id, self.answers.at.get(t.request.id, _NEVER), k) for t in behind)
+        return False
 
     def _holds_the_lock_when_busy(self, request: int, answered: int, k: int) -> bool:
         """Whether the trace says this send holds the put lock when the store is next found busy:
