@@ -535,6 +535,16 @@ def _queued(s: Any, name: Any, queue: tuple[int, ...], workers: tuple[int, ...] 
     return dataclasses.replace(s, executors=tuple(executor if e.name is name else e for e in s.executors), io_threads=tuple(threads))
 
 
+def _sends_in_ts_order(trace_id: str, arrivals: tuple[int, ...], answers: list[tuple[int, int, int, str | None]]) -> list[dict[str, Any]]:
+    """A black-box trace of sends arriving at those milliseconds (opaques 1, 2, ...) and the
+    answers (ts, opaque, code, remark), in ``ts`` order (arrivals first within a millisecond) and
+    numbered in it."""
+    events = [_send_arrives(trace_id, seq, ts, seq) for seq, ts in enumerate(arrivals, 1)]
+    events += [_answered(trace_id, seq, ts, opaque, code, remark) for seq, (ts, opaque, code, remark) in enumerate(sorted(answers), len(arrivals) + 1)]
+    events.sort(key=lambda e: (e["ts"], e["seq"]))
+    return [{**e, "seq": seq} for seq, e in enumerate(events, 1)]
+
+
 def test_enough_tasks_must_be_able_to_join_between_two_tasks_a_cleaner_takes_one_after_the_other(tmp_path: Path) -> None:
     """Cleaners take only the head, so between two tasks a cleaner takes one after the other from a
     queue are at least the first's "size of queue" less the second's, less one: 2 and 0 need one.
@@ -557,12 +567,9 @@ def test_enough_tasks_must_be_able_to_join_between_two_tasks_a_cleaner_takes_one
     trace, send = header.trace_id, ExecutorName.SEND
 
     def dropped(refused_at: int, k: int, queue: tuple[int, ...], io: tuple[tuple[int, str], ...]) -> bool:
-        events = [_send_arrives(trace, seq, ts, seq) for seq, ts in enumerate((100, 101, 102, 110, 111, 112), 1)]
         answers = [(refused_at, 5, 2, REJECT_REQUEST_REMARK), (160, 2, 2, timeout_remark(55, 2)), (170, 4, 2, timeout_remark(60, 0))]
         answers += [(300, 1, 0, None), (301, 3, 0, None), (302, 6, 0, None)]
-        events += [_answered(trace, seq, ts, opaque, code, remark) for seq, (ts, opaque, code, remark) in enumerate(sorted(answers), 7)]
-        events.sort(key=lambda e: (e["ts"], e["seq"]))
-        events = [{**e, "seq": seq} for seq, e in enumerate(events, 1)]
+        events = _sends_in_ts_order(trace, (100, 101, 102, 110, 111, 112), answers)
         search = _witness_search(header, events)
         s = dataclasses.replace(initial_state(header.config), now=events[k - 1]["ts"])
         return bool(search._no_run_goes_on(_queued(s, send, queue, io=io), k))
@@ -696,11 +703,8 @@ def test_an_arrival_that_needs_a_remoting_thread_may_force_a_task_to_join_behind
     trace = header.trace_id
 
     def dropped(refused_at: int, behind: int, queued: tuple[int, ...] = (3,), io: tuple[tuple[int, str], ...] = ((4, "TASK_CREATED"), (5, "RECEIVED")), waited: int = 98) -> bool:
-        events = [_send_arrives(trace, seq, ts, seq) for seq, ts in enumerate((100, 101, 102, 103, 104, 110), 1)]
         answers = [(refused_at, 5, 2, REJECT_REQUEST_REMARK), (200, 3, 2, timeout_remark(waited, behind)), (250, 1, 0, None), (260, 2, 0, None), (300, 4, 0, None), (310, 6, 0, None)]
-        events += [_answered(trace, seq, ts, opaque, code, remark) for seq, (ts, opaque, code, remark) in enumerate(sorted(answers), 7)]
-        events.sort(key=lambda e: (e["ts"], e["seq"]))
-        events = [{**e, "seq": seq} for seq, e in enumerate(events, 1)]
+        events = _sends_in_ts_order(trace, (100, 101, 102, 103, 104, 110), answers)
         search = _witness_search(header, events)
         s = _queued(dataclasses.replace(initial_state(header.config), now=104), ExecutorName.SEND, queued, (1, 2), io)
         return bool(search._no_run_goes_on(s, 5))

@@ -317,8 +317,8 @@ class _Answers:
             served = [(event, answers.at[request]) for event, request in joining if answers.tag.get(request, "[") in _WRITTEN_BY_A_WORKER]
             soonest = list(itertools.accumulate(reversed([at for _, at in served]), min))[::-1]
             answers.served[executor] = ([event for event, _ in served], soonest)
-        answers._read_between(config, arrived)
         answers.arrival_events = sorted(arrived.values())
+        answers._read_between(config, arrived)
         latest: dict[ExecutorName, int] = {}  # one-worker executor -> the latest arrival of a request its worker has answered so far
         for request, event in sorted(answers.at.items(), key=lambda answer: answer[1]):
             executor = answers.executor[request]
@@ -350,7 +350,7 @@ class _Answers:
         on its own: every request that arrived since and that a cleaner takes from the queue after
         Y joins behind it, so it holds its remoting thread as long as Y does; and a request that is
         refused on its remoting thread holds it until its answer."""
-        arrivals = sorted(arrived.values())
+        arrivals = self.arrival_events
         arriving = {event: request for request, event in arrived.items()}
         refusing = [0] * (len(arrivals) + 1)  # at each arrival, how many refused requests hold their remoting threads (differences first)
         for request, event in arrived.items():
@@ -383,6 +383,11 @@ class _Answers:
                 window = joining[bisect.bisect_right(joining, (arrived[x], _NEVER)) : bisect.bisect_left(joining, (joined_by, 0))]
                 coming = [event for event, z in window if z != y and self.may_be_between(z, x)]
                 self.between[x] = _Between(y, need, coming)
+
+    def joins_by(self, request: int, event: int, ts: int) -> bool:
+        """Whether ``request`` can join its queue before ``event`` (at ``ts``), as far as
+        :attr:`joins_from` and :attr:`joins_after` say."""
+        return self.joins_from.get(request, 0) <= ts and self.joins_after.get(request, -1) < event
 
     def may_be_between(self, request: int, x: int) -> bool:
         """Whether ``request`` may be between task ``x`` and the next task a cleaner takes from their queue (:meth:`_read_between`)."""
@@ -752,18 +757,13 @@ class _Search:
             and answers.executor.get(io.request.id) is name
             and answers.tag.get(io.request.id) not in _REFUSED_ON_THE_REMOTING_THREAD
             and answers.at.get(io.request.id, _NEVER) >= until
-            and answers.joins_from.get(io.request.id, 0) <= ts
-            and answers.joins_after.get(io.request.id, -1) < until
+            and answers.joins_by(io.request.id, until, ts)
         )
         since, coming = self.may_join.get((name, until), (_NEVER, []))
         if k < since:  # read the arrivals from k on, once for every later node
             joining = answers.joining.get(name, [])
             window = joining[bisect.bisect_left(joining, (k, 0)) : bisect.bisect_left(joining, (until, 0))]
-            coming = [
-                event
-                for event, request in window
-                if answers.at.get(request, _NEVER) >= until and answers.joins_from.get(request, 0) <= ts and answers.joins_after.get(request, -1) < until
-            ]
+            coming = [event for event, request in window if answers.at.get(request, _NEVER) >= until and answers.joins_by(request, until, ts)]
             if len(self.may_join) >= _REMEMBERED_QUEUES:
                 self.may_join.clear()
             self.may_join[(name, until)] = (k, coming)
@@ -838,17 +838,18 @@ class _Search:
             executor = answers.executor.get(request)
             if refused and answers.at[request] > arrival:
                 staying += 1
-            elif answers.joins_from.get(request, 0) > ts or answers.joins_after.get(request, -1) >= arrival:
+            elif not answers.joins_by(request, arrival, ts):
                 staying += 1
             elif refused or executor is None or request not in answers.at:
                 leaving += 1
             else:
                 joining[executor] = joining.get(executor, 0) + 1
-        must_leave = staying + 1 + leaving + sum(joining.values()) - self.replay.config.io_threads
         if staying + 1 > self.replay.config.io_threads:
             return True
+        joiners = sum(joining.values())
+        must_leave = staying + 1 + leaving + joiners - self.replay.config.io_threads
         for name, count in joining.items():
-            must_join = must_leave - leaving - (sum(joining.values()) - count)
+            must_join = must_leave - leaving - (joiners - count)
             e = s.executor(name)
             if must_join <= 0 or not e.queue or len(e.workers) < self.replay.config.executor(name).threads or name in self.replay.environment.foreign_tasks:
                 continue
