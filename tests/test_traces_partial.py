@@ -886,6 +886,49 @@ def test_a_strategy_stuck_after_a_wrong_guess_backs_up_by_whole_events(tmp_path:
     _witness_follows_the_spec(projected, found)
 
 
+def test_a_search_paused_between_turns_goes_on_where_it_stopped(tmp_path: Path) -> None:
+    """The first round's strategies take turns (``_race``): a search resumed turn after turn must
+    search exactly what it searches in one go, back-ups included, or a race would change what each
+    strategy finds. bursts under 5.3.3, seed 0, backs up by whole events before it explains the
+    trace; in turns of 500 spec steps it takes the same spec steps to the same witness."""
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import _PATIENCE, STRATEGIES, _Answers, _Event, _Search
+
+    projected = list(project(_recorded(tmp_path, "bursts", "5.3.3", 1_500, seed=0), Observation.BLACK_BOX))
+    header, events = header_from_record(projected[0]), projected[1:]
+    runs = []
+    for turn in (None, 500):
+        replay = PartialReplay(header, Budgets(candidates=5_000, steps=40_000, seconds=600, witness_share=1.0))
+        search = _Search(replay, events, [_Event(r) for r in events], _Answers.read(replay.config, events), STRATEGIES[0], _PATIENCE)
+        turns = 0
+        while (found := search.run(turn)) is None:
+            turns += 1
+        assert isinstance(found, PartialResult), found
+        assert search.used == replay.steps
+        runs.append((replay.steps, list(witness_records(header, found)), turns))
+    (steps, witness, _), (steps_in_turns, witness_in_turns, turns) = runs
+    assert turns >= steps // 500 > 4 and search.gave_up  # it paused, and backed up by whole events
+    assert (steps_in_turns, witness_in_turns) == (steps, witness)
+
+
+def test_the_strategy_that_fits_runs_while_the_others_stall(tmp_path: Path) -> None:
+    """steady under 5.3.3, seed 0 (the bench's base trace, 20,000 steps: 4,644 events at
+    black-box): only "focused, full queues" explains it, in about 40,000 spec steps alone; "trace
+    order" stalls from the first events and "focused" near seq 3,270. Tried in turn, the first
+    round gave trace order its whole try first, and within 120,000 spec steps none explained the
+    trace. Racing, each strategy keeps its turn only while it keeps the pace of a strategy that
+    fits, so the one that fits runs almost alone and explains the trace within them."""
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import find_witness
+
+    projected = list(project(_recorded(tmp_path, "steady", "5.3.3", 20_000, seed=0), Observation.BLACK_BOX))
+    budgets = Budgets(candidates=5_000, steps=120_000, seconds=600, witness_share=1.0)  # by steps, not the machine's speed
+    replay = PartialReplay(header_from_record(projected[0]), budgets)
+    found = find_witness(replay, projected[1:])
+    assert isinstance(found, PartialResult) and found.search == "witness-first search (focused, full queues)", found
+    _witness_follows_the_spec(projected, found)
+
+
 def test_a_due_fast_failure_run_waits_for_the_store_to_turn_busy_before_a_busy_drain(tmp_path: Path) -> None:
     """pool-exhaustion under 5.3.3, seed 3 (the bench's base trace, 13,500 steps: 4,482 events
     at black-box): a [PCBUSY_CLEAN_QUEUE] at ts 8858 (seq 4310) needs a fast-failure run started

@@ -82,7 +82,8 @@ follows one run instead, and lets the trace steer it:
   with *full queues*, also, before an arrival that finds every remoting thread busy, the workers
   of a full queue that holds one (its dispatch waits for a worker to take a task).
   Each guess is right for most traces and wrong for some, so the search tries a portfolio of
-  strategies in turn, each with a share of the budget.
+  strategies, which first race: the one that keeps the pace of a strategy that fits the trace
+  keeps its turn, and one that stalls gives way without losing what it searched (:func:`_race`).
 - A wrong guess often shows only events later, and backing up one choice at a time searches
   every order of the hidden steps taken since before it reaches the guess. So in the first round
   a strategy that explains no new event for a while backs up by whole events, one, then two,
@@ -178,7 +179,7 @@ class Strategy:
     own_load: bool = False  # ... and only the steps of the requests of the executors whose requests the answer answers
 
 
-#: Tried in turn, each with an equal share of the witness-first budget.
+#: Raced in the first round, tried in turn in the second (:func:`find_witness`).
 STRATEGIES = (
     Strategy("trace order", loads_early=True, queue_order=True),
     Strategy("focused", loads_early=True, queue_order=True, focused=True),
@@ -441,26 +442,37 @@ class _Search:
             for name, overloaded in answers.overloaded.items()
             if (capacity := replay.config.executor(name).capacity) is not None and name not in replay.environment.foreign_tasks
         ]
-        self.patience = patience  # spec steps without a new event explained before backing up by whole events (None: never)
+        self.initial_patience = patience  # spec steps without a new event explained before backing up by whole events (None: never)
+        self.patience = patience  # ... now: it doubles each time the back-ups reach the start
         self.gave_up = False  # whether it backed up past choices it had not tried (:meth:`run`)
+        # Where the depth-first search stands between two calls of :meth:`run`.
+        self.visited = _Visited()
+        self.frames: list[Iterator[tuple[BrokerState, int, Trail | None]]] = []  # each node's children still to try, the root's first
+        self.levels: list[int] = []  # the events explained by each frame's node
+        self.nodes = 1  # nodes searched
+        self.progress = 0  # of the spec steps this search took, how many when the deepest node was last found
+        self.jump = 1  # how many events the next back-up goes back
+        self.used = 0  # the spec steps this search took
 
-    def run(self) -> PartialResult | str:
+    def run(self, turn: int | None = None) -> PartialResult | str | None:
         """Depth first from the initial state; with :attr:`patience`, backing up by whole events
-        when the search makes no progress (see :meth:`_back_up`)."""
+        when the search makes no progress (see :meth:`_back_up`). Given ``turn``, it pauses
+        (None) once it has taken that many spec steps in this call, and the next call goes on
+        where it paused: the first round's strategies take turns (:func:`_race`)."""
         replay, events = self.replay, self.events
-        ((root, trail),) = replay.candidates.items()
-        if not events:
-            return replay.end()  # the initial state explains a trace with no event
-        visited = _Visited()
-        visited.first_time(root, 0)
-        nodes = 1  # nodes searched
-        frames: list[Iterator[tuple[BrokerState, int, Trail | None]]] = [self._children(root, trail, 0)]
-        levels = [0]  # the events explained by each frame's node
-        progress = replay.steps  # the spec steps taken when the deepest node was last found
-        jump = 1  # how many events the next back-up goes back
-        patience = self.patience
+        if not self.levels:  # the first call
+            ((root, trail),) = replay.candidates.items()
+            if not events:
+                return replay.end()  # the initial state explains a trace with no event
+            self.visited.first_time(root, 0)
+            self.frames.append(self._children(root, trail, 0))
+            self.levels.append(0)
+        visited, frames, levels = self.visited, self.frames, self.levels
+        started = replay.steps - self.used  # the replay's steps when this search would have taken none
         try:
             while frames:
+                if turn is not None and replay.steps - started - self.used >= turn:
+                    return None
                 found = next(frames[-1], None)
                 if found is None:
                     frames.pop()
@@ -474,24 +486,31 @@ class _Search:
                     return replay.end()
                 if not visited.first_time(s, k):
                     continue
-                nodes += 1
+                self.nodes += 1
                 self.searched[k] = self.searched.get(k, 0) + 1
-                if nodes > replay.budgets.candidates * 20:
+                if self.nodes > replay.budgets.candidates * 20:
                     raise OutOfBudget(f"candidates budget ({replay.budgets.candidates * 20} states searched) ran out")
                 if k > self.deepest:
-                    self.deepest, progress, jump, patience = k, replay.steps, 1, self.patience
-                elif patience is not None and replay.steps - progress > patience:
-                    self._back_up(frames, levels, self.deepest - jump)
-                    progress, jump = replay.steps, jump * 2
-                    if jump > self.deepest:  # back to the start: again from one event back, more patient
-                        jump, patience = 1, patience * 2
+                    self.deepest, self.progress, self.jump, self.patience = k, replay.steps - started, 1, self.initial_patience
+                elif self.patience is not None and replay.steps - started - self.progress > self.patience:
+                    self._back_up(frames, levels, self.deepest - self.jump)
+                    self.progress, self.jump = replay.steps - started, self.jump * 2
+                    if self.jump > self.deepest:  # back to the start: again from one event back, more patient
+                        self.jump, self.patience = 1, self.patience * 2
                     continue
                 frames.append(self._children(s, trail, k))
                 levels.append(k)
         except OutOfBudget as e:
             return f"{self.strategy.name}: stopped at seq {events[self.deepest]['seq']} ({e})"
+        finally:
+            self.used = replay.steps - started
         self.searched_all = not self.gave_up
         return f"{self.strategy.name}: no run found (as far as seq {events[self.deepest]['seq']})"
+
+    def steps_to_go(self) -> float:
+        """The spec steps this search would take to explain the rest of the trace, at the pace
+        (events explained for spec steps taken) it kept so far."""
+        return (len(self.events) - self.deepest) * self.used / max(self.deepest, 1)
 
     def _back_up(self, frames: list[Iterator[tuple[BrokerState, int, Trail | None]]], levels: list[int], to: int) -> None:
         """Give up the choices made since the node explaining ``to`` events went on to the next
@@ -1201,51 +1220,93 @@ def _request_served(s: BrokerState, a: Action) -> int | None:
 def find_witness(
     replay: PartialReplay, events: Sequence[Mapping[str, Any]], passes: int = 1, until: tuple[int, float] | None = None
 ) -> PartialResult | str:
-    """A conformant result with its witness, found by the strategies in turn from ``replay``'s
-    initial state within the witness-first share of its budgets (or, given ``until``, by that
-    many spec steps in all and that :func:`time.monotonic`); or why none was found.
+    """A conformant result with its witness, found by the strategies from ``replay``'s initial
+    state within the witness-first share of its budgets (or, given ``until``, by that many spec
+    steps in all and that :func:`time.monotonic`); or why none was found.
 
-    The share is spent in two rounds over the strategies. A strategy whose guesses fit the trace
-    finds its run in a few spec steps an event, so in the first round each gets a short try
-    (:data:`_FIRST_TRY_STEPS` an event, at most its fair part of what is left), in which it backs
-    up by whole events when stuck (:data:`_PATIENCE`). That bound in spec steps is what makes the
-    try short: its time is all the time left, not a part of it, so that a strategy on its way
-    through a long trace is not stopped by a clock that counts the other strategies' turns. In
-    the second round the strategies whose search stopped on a budget share the rest, backing up
-    one choice at a time. A strategy that searched everything it tries and found no run is not
-    tried again. ``passes``: this search and the later ones that share what is left
+    The share is spent in two rounds. A strategy whose guesses fit the trace finds its run in a
+    few spec steps an event, and the others stall early. So in the first round the strategies
+    race (:func:`_race`) for the share, each for at most :data:`_FIRST_TRY_STEPS` spec steps an
+    event, backing up by whole events when stuck (:data:`_PATIENCE`). In the second round the
+    strategies whose search stopped on a budget take what is left in turn, each its fair part,
+    backing up one choice at a time. A strategy that searched everything it tries and found no
+    run is not tried again. ``passes``: this search and the later ones that share what is left
     (:func:`traces.checking.partial._replay_partial`'s passes over environments), each of which
     keeps an equal part of it for its second round."""
-    budgets = replay.budgets
     answers = _Answers.read(replay.config, events)
     read = [_Event(record) for record in events]
     if until is None:
-        until = (replay.steps + int(budgets.steps * budgets.witness_share), time.monotonic() + budgets.seconds * budgets.witness_share)
+        until = (replay.steps + int(replay.budgets.steps * replay.budgets.witness_share), time.monotonic() + replay.budgets.seconds * replay.budgets.witness_share)
     steps_end, deadline = until
     stopped: dict[Strategy, tuple[int, str]] = {}  # each strategy's furthest try: events explained, why it stopped
     tried = list(STRATEGIES)
-    for first in (True, False):
-        if not first:  # the later passes keep their part of what is left
-            steps_end = replay.steps + (steps_end - replay.steps) // passes
-            deadline = time.monotonic() + max(deadline - time.monotonic(), 0.0) / passes
-        for left, strategy in zip(range(len(tried), 0, -1), list(tried)):
-            fair = (steps_end - replay.steps) // left
-            replay.step_limit = replay.steps + (min(fair, _FIRST_TRY_STEPS * max(len(events), 1)) if first else fair)
-            replay.deadline_seconds = max(deadline - time.monotonic(), 0.0) / (1 if first else left)
-            replay.deadline = time.monotonic() + replay.deadline_seconds
-            search = _Search(replay, events, read, answers, strategy, _PATIENCE if first else None)
-            found = search.run()
-            if isinstance(found, PartialResult):
-                return dataclasses.replace(found, search=f"witness-first search ({strategy.name})")
-            if search.deepest >= stopped.get(strategy, (-1, ""))[0]:
-                stopped[strategy] = (search.deepest, found)  # a second try cut short must not hide how far the first got
-            if search.searched_all:
-                tried.remove(strategy)
+    replay.deadline = deadline
+    replay.deadline_seconds = max(deadline - time.monotonic(), 0.0)
+    searches = [_Search(replay, events, read, answers, strategy, _PATIENCE) for strategy in STRATEGIES]
+    found = _race(searches, _FIRST_TRY_STEPS * max(len(events), 1), steps_end)
+    if isinstance(found, PartialResult):
+        return found
+    for search, why in zip(searches, found):
+        stopped[search.strategy] = (search.deepest, why)
+        if search.searched_all:
+            tried.remove(search.strategy)
+    steps_end = replay.steps + (steps_end - replay.steps) // passes  # the later passes keep their part of what is left
+    deadline = time.monotonic() + max(deadline - time.monotonic(), 0.0) / passes
+    for left, strategy in zip(range(len(tried), 0, -1), list(tried)):
+        replay.step_limit = replay.steps + (steps_end - replay.steps) // left
+        replay.deadline_seconds = max(deadline - time.monotonic(), 0.0) / left
+        replay.deadline = time.monotonic() + replay.deadline_seconds
+        search = _Search(replay, events, read, answers, strategy)
+        again = search.run()
+        if isinstance(again, PartialResult):
+            return dataclasses.replace(again, search=f"witness-first search ({strategy.name})")
+        assert again is not None  # no turn: it ran until it found a run or stopped
+        if search.deepest >= stopped[strategy][0]:
+            stopped[strategy] = (search.deepest, again)  # a second try cut short must not hide how far the first got
     return "the witness-first search found no run (" + "; ".join(why for _, why in stopped.values()) + ")"
+
+
+def _race(searches: Sequence[_Search], allowance: int, steps_end: int) -> PartialResult | list[str]:
+    """The first round: the searches take turns of :data:`_TURN` spec steps, each resumed where
+    it paused, until one finds a run (its result) or each has stopped (why each did). A search
+    keeps the turn while it explains events at the pace of a strategy that fits the trace (one
+    event in :data:`_PACE` spec steps or fewer over its turn); when it falls behind, the turn goes
+    to the next search not started yet, or once all have started, to the one that would explain
+    the rest of the trace in the fewest spec steps at its pace so far (:meth:`_Search.steps_to_go`).
+    So the strategy that fits runs almost alone, one that stalls gives way without losing what it
+    searched, and one stalled long falls behind one that moves slowly. ``allowance``: the spec steps each search may take."""
+    replay = searches[0].replay
+    why: dict[int, str] = {}  # each stopped search's place among them -> why it stopped
+    turn = 0  # whose turn it is
+    while len(why) < len(searches):
+        search = searches[turn]
+        taken, explained = replay.steps, search.deepest
+        replay.step_limit = min(replay.steps + allowance - search.used, steps_end)
+        found = search.run(_TURN)
+        if isinstance(found, PartialResult):
+            return dataclasses.replace(found, search=f"witness-first search ({search.strategy.name})")
+        if found is not None:
+            why[turn] = found
+        elif (search.deepest - explained) * _PACE >= replay.steps - taken:
+            continue  # it kept the pace: its turn again
+        waiting = [i for i in range(len(searches)) if i not in why]
+        fresh = [i for i in waiting if searches[i].used == 0]
+        if fresh:
+            turn = fresh[0]
+        elif waiting:
+            turn = min(waiting, key=lambda i: (searches[i].steps_to_go(), i))
+    return [why[i] for i in range(len(searches))]
 
 
 #: The first round's try of each strategy, in spec steps an event: the survey's runs took 1–10.
 _FIRST_TRY_STEPS = 32
+
+#: A turn of the first round's race, in spec steps (:func:`_race`).
+_TURN = 2_000
+
+#: The pace at which a strategy keeps its turn in the race, in spec steps an event: one that fits
+#: the trace takes 1–10 (the survey's runs), the bench's long traces 8–12 (measured alone).
+_PACE = 16
 
 #: In the first round, the spec steps a strategy may take without explaining a new event before
 #: it backs up by whole events (:meth:`_Search._back_up`); the second round backs up one choice at a time.
