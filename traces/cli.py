@@ -20,7 +20,7 @@ import pyarrow as pa
 from properties import explore_command
 from spec.releases import DEFAULT_PROFILE, RELEASES
 from traces.checking.exits import EXIT_CHECKER_FAILED, EXIT_INVALID, checker_failure_message, unreadable_input
-from traces.checking.partial import Budgets
+from traces.checking.partial import WITNESS_SHARES, Budgets
 from traces.format.project import project
 from traces.format.read import TraceInputError, read_records, validate
 from traces.format.records import Observation
@@ -55,8 +55,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     check.add_argument(
         "--witness-share",
         type=_share,
-        default=Budgets().witness_share,
-        help="partial replay: the share of each budget the witness-first search may use before the exhaustive one (default %(default)s)",
+        help=(
+            "partial replay: the share of each budget the witness-first search may use before the exhaustive one "
+            f"(default by level: {', '.join(f'{level.value} {share:g}' for level, share in WITNESS_SHARES.items())})"
+        ),
     )
     check.set_defaults(func=run_check_command)
 

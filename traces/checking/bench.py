@@ -262,7 +262,8 @@ def _partial_replay(spark: Any, source: str, out: Path, level: Observation, budg
     maxima = [int(s.group(2)) for s in sizes if s]
     verdicts = {v: sum(1 for t in check.traces if t.verdict == v) for v in ("conformant", "violation", "inconclusive")}
     line = (
-        f"- partial replay at {level.value} (budgets {budgets.candidates:,} candidates, {budgets.steps:,} steps, {budgets.seconds:g} s a trace): "
+        f"- partial replay at {level.value} (budgets {budgets.candidates:,} candidates, {budgets.steps:,} steps, {budgets.seconds:g} s a trace, "
+        f"the witness-first search's share {budgets.share(level):g}): "
         f"{verdicts}; candidates after an event, per trace: median of medians {medians[len(medians) // 2] if medians else 0:g}, "
         f"largest {max(maxima, default=0):,}"
     )

@@ -121,7 +121,7 @@ def arguments(prog: str, doc: str, level: str, events: int, profiles: str) -> ar
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = arguments("python -m traces.checking.survey", __doc__, "black-box", 300, "4.3.2,4.9.8,5.3.3")
-    parser.add_argument("--witness-share", type=float, default=Budgets().witness_share, help="of the budget, what the witness-first search may use first (1: it alone)")
+    parser.add_argument("--witness-share", type=float, help="of the budget, what the witness-first search may use first (1: it alone; default by level, Budgets.share)")
     parser.add_argument("--peak-memory", action="store_true", help="trace each search's allocations and print its peak (slower)")
     args = parser.parse_args(argv)
     level = Observation(args.level)

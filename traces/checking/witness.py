@@ -1236,7 +1236,8 @@ def find_witness(
     answers = _Answers.read(replay.config, events)
     read = [_Event(record) for record in events]
     if until is None:
-        until = (replay.steps + int(replay.budgets.steps * replay.budgets.witness_share), time.monotonic() + replay.budgets.seconds * replay.budgets.witness_share)
+        share = replay.budgets.share(replay.header.observation)
+        until = (replay.steps + int(replay.budgets.steps * share), time.monotonic() + replay.budgets.seconds * share)
     steps_end, deadline = until
     stopped: dict[Strategy, tuple[int, str]] = {}  # each strategy's furthest try: events explained, why it stopped
     tried = list(STRATEGIES)
