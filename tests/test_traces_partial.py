@@ -1639,6 +1639,30 @@ def test_the_witness_first_passes_share_one_part_of_the_budgets_before_the_exhau
     assert spent.detail.endswith(": steps budget (20 spec steps) ran out; before it, pass 1 stopped; then, with every declared step, pass 2 stopped")
 
 
+@pytest.mark.parametrize(("level", "share", "witness_first"), [(Observation.QUEUES, None, 25_000), (Observation.BLACK_BOX, None, 75_000), (Observation.BLACK_BOX, 0.25, 25_000)])
+def test_the_witness_first_share_is_by_level_unless_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, level: Observation, share: float | None, witness_first: int
+) -> None:
+    """By default the witness-first search takes a quarter of the budgets at queues, where the
+    exhaustive search keeps few candidates, and three quarters at black-box, where it cannot get
+    past a long trace's first events; a share given applies at either level."""
+    from traces.checking import witness
+
+    shares: list[tuple[int, float] | None] = []
+
+    def stops(replay: Any, events: Any, passes: int = 1, until: tuple[int, float] | None = None) -> str:
+        shares.append(until)
+        return "stopped"
+
+    monkeypatch.setattr(witness, "find_witness", stops)
+    projected = list(project(_small(tmp_path), level))
+    before = time.monotonic()
+    replay_partial(header_from_record(projected[0]), projected[1:], Budgets(candidates=5_000, steps=100_000, seconds=60, witness_share=share))
+    after = time.monotonic()
+    ((steps, deadline),) = shares
+    assert steps == witness_first and before + 60 * witness_first / 100_000 <= deadline <= after + 60 * witness_first / 100_000
+
+
 def test_a_witness_for_a_trace_the_wire_rules_out_is_a_checker_defect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The wire's conditions (traces.checking.necessary) are necessary: if the search ever found a
     run for a trace they rule out, one of the two is wrong, and the check stops rather than report either."""
