@@ -1286,7 +1286,8 @@ def _race(searches: Sequence[_Search], allowance: int, steps_end: int) -> Partia
     to the next search not started yet, or once all have started, to the one that would explain
     the rest of the trace in the fewest spec steps at its pace so far (:meth:`_Search.steps_to_go`).
     So the strategy that fits runs almost alone, one that stalls gives way without losing what it
-    searched, and one stalled long falls behind one that moves slowly. ``allowance``: the spec steps each search may take."""
+    searched, and one stalled long falls behind one that moves slowly. ``allowance``: the spec
+    steps each search may take; ``steps_end``: the replay's spec steps at which the race ends."""
     try:
         return _take_turns(searches, allowance, steps_end)
     finally:
