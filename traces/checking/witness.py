@@ -469,10 +469,11 @@ class _Search:
             self.levels.append(0)
         visited, frames, levels = self.visited, self.frames, self.levels
         started = replay.steps - self.used  # the replay's steps when this search would have taken none
+        pause_at = _NEVER if turn is None else replay.steps + turn
         paused = False
         try:
             while frames:
-                if turn is not None and replay.steps - started - self.used >= turn:
+                if replay.steps >= pause_at:
                     paused = True
                     return None
                 found = next(frames[-1], None)
@@ -1288,36 +1289,31 @@ def _race(searches: Sequence[_Search], allowance: int, steps_end: int) -> Partia
     So the strategy that fits runs almost alone, one that stalls gives way without losing what it
     searched, and one stalled long falls behind one that moves slowly. ``allowance``: the spec
     steps each search may take; ``steps_end``: the replay's spec steps at which the race ends."""
-    try:
-        return _take_turns(searches, allowance, steps_end)
-    finally:
-        for search in searches:
-            search.close()  # those still paused
-
-
-def _take_turns(searches: Sequence[_Search], allowance: int, steps_end: int) -> PartialResult | list[str]:
-    """:func:`_race`'s turns."""
     replay = searches[0].replay
     why: dict[int, str] = {}  # each stopped search's place among them -> why it stopped
     turn = 0  # whose turn it is
-    while len(why) < len(searches):
-        search = searches[turn]
-        taken, explained = replay.steps, search.deepest
-        replay.step_limit = min(replay.steps + allowance - search.used, steps_end)
-        found = search.run(_TURN)
-        if isinstance(found, PartialResult):
-            return dataclasses.replace(found, search=f"witness-first search ({search.strategy.name})")
-        if found is not None:
-            why[turn] = found
-        elif (search.deepest - explained) * _PACE >= replay.steps - taken:
-            continue  # it kept the pace: its turn again
-        waiting = [i for i in range(len(searches)) if i not in why]
-        fresh = [i for i in waiting if searches[i].used == 0]
-        if fresh:
-            turn = fresh[0]
-        elif waiting:
-            turn = min(waiting, key=lambda i: (searches[i].steps_to_go(), i))
-    return [why[i] for i in range(len(searches))]
+    try:
+        while len(why) < len(searches):
+            search = searches[turn]
+            taken, explained = replay.steps, search.deepest
+            replay.step_limit = min(replay.steps + allowance - search.used, steps_end)
+            found = search.run(_TURN)
+            if isinstance(found, PartialResult):
+                return dataclasses.replace(found, search=f"witness-first search ({search.strategy.name})")
+            if found is not None:
+                why[turn] = found
+            elif (search.deepest - explained) * _PACE >= replay.steps - taken:
+                continue  # it kept the pace: its turn again
+            waiting = [i for i in range(len(searches)) if i not in why]
+            fresh = [i for i in waiting if searches[i].used == 0]
+            if fresh:
+                turn = fresh[0]
+            elif waiting:
+                turn = min(waiting, key=lambda i: (searches[i].steps_to_go(), i))
+        return [why[i] for i in range(len(searches))]
+    finally:
+        for search in searches:
+            search.close()  # those still paused
 
 
 #: The first round's try of each strategy, in spec steps an event: the survey's runs took 1–10.
