@@ -140,7 +140,7 @@ def test_the_focused_strategy_and_the_lock_taken_last_each_explain_pool_exhausti
     for a send the trace serves, which showed only events later); it stopped at seq 26 in the same
     4,000 spec steps when it took them as soon as their send was answered soonest."""
     from traces.checking.partial import PartialReplay
-    from traces.checking.witness import STRATEGIES, _Answers, _Event, _Search, find_witness
+    from traces.checking.witness import STRATEGIES, find_witness
 
     projected = list(project(_recorded(tmp_path, "pool-exhaustion", "4.3.2", 300), Observation.BLACK_BOX))
     header, events = header_from_record(projected[0]), projected[1:]
@@ -148,7 +148,7 @@ def test_the_focused_strategy_and_the_lock_taken_last_each_explain_pool_exhausti
     for strategy in STRATEGIES[:2]:
         assert strategy.name in ("trace order", "focused") and strategy.focused == (strategy.name == "focused")
         replay = PartialReplay(header, budgets)
-        found = _Search(replay, events, [_Event(r) for r in events], _Answers.read(replay.config, events), strategy).run()
+        found = _strategy_search(replay, events, strategy).run()
         assert isinstance(found, PartialResult), found
         _witness_follows_the_spec(projected, found)
     first = find_witness(PartialReplay(header, budgets), events)
@@ -218,9 +218,17 @@ def _witness_search(header: Any, events: list[dict[str, Any]], strategy: int = 0
     """The witness-first search's first strategy (or another) over ``events``, to read its state
     checks and orders without running it."""
     from traces.checking.partial import PartialReplay
-    from traces.checking.witness import STRATEGIES, _Answers, _Event, _Search
+    from traces.checking.witness import STRATEGIES
 
-    return _Search(PartialReplay(header, BUDGETS), events, [_Event(e) for e in events], _Answers.read(header.config, events), STRATEGIES[strategy])
+    return _strategy_search(PartialReplay(header, BUDGETS), events, STRATEGIES[strategy])
+
+
+def _strategy_search(replay: Any, events: list[dict[str, Any]], strategy: Any, patience: int | None = None) -> Any:
+    """One strategy's search over ``events`` from ``replay``'s initial state; with ``patience``,
+    backing up by whole events as in the first round."""
+    from traces.checking.witness import _Answers, _Event, _Search
+
+    return _Search(replay, events, [_Event(e) for e in events], _Answers.read(replay.config, events), strategy, patience)
 
 
 def _send_arrives(trace_id: str, seq: int, ts: int, opaque: int) -> dict[str, Any]:
@@ -815,13 +823,13 @@ def test_the_focused_strategy_gives_the_send_that_must_hold_the_lock_a_worker_in
     takes it. With only the steps to the lock, "focused" stopped at seq 184 in 40,000 spec steps;
     with its worker's take among them, it explains the trace within them."""
     from traces.checking.partial import PartialReplay
-    from traces.checking.witness import _PATIENCE, STRATEGIES, _Answers, _Event, _Search
+    from traces.checking.witness import _PATIENCE, STRATEGIES
 
     projected = list(project(_recorded(tmp_path, "slow-disk", "5.3.3", 1_500, seed=3), Observation.BLACK_BOX))
     header, events = header_from_record(projected[0]), projected[1:]
     (focused,) = [strategy for strategy in STRATEGIES if strategy.name == "focused"]
     replay = PartialReplay(header, Budgets(candidates=5_000, steps=40_000, seconds=600, witness_share=1.0))
-    found = _Search(replay, events, [_Event(r) for r in events], _Answers.read(replay.config, events), focused, _PATIENCE).run()
+    found = _strategy_search(replay, events, focused, _PATIENCE).run()
     assert isinstance(found, PartialResult), found
     _witness_follows_the_spec(projected, found)
 
@@ -848,14 +856,14 @@ def test_the_full_queues_strategy_lets_a_worker_free_a_full_queue_before_an_arri
     strategy finds its witness within 20,000. (Trace order now finds one first, in about 1,200:
     a state whose queue cannot fill by the next [OVERLOAD] is dropped; it took 8,288 before.)"""
     from traces.checking.partial import PartialReplay
-    from traces.checking.witness import STRATEGIES, _Answers, _Event, _Search
+    from traces.checking.witness import STRATEGIES
 
     projected = list(project(_recorded(tmp_path, "full-send-queue", "4.9.8", 300), Observation.BLACK_BOX))
     header, events = header_from_record(projected[0]), projected[1:]
     budgets = Budgets(candidates=5_000, steps=20_000, seconds=600, witness_share=1.0)  # by steps, not the machine's speed
     (full_queues,) = [strategy for strategy in STRATEGIES if strategy.full_queues]
     replay = PartialReplay(header, budgets)
-    found = _Search(replay, events, [_Event(r) for r in events], _Answers.read(replay.config, events), full_queues).run()
+    found = _strategy_search(replay, events, full_queues).run()
     assert isinstance(found, PartialResult), found
     _witness_follows_the_spec(projected, found)
 
@@ -870,7 +878,7 @@ def test_a_strategy_stuck_after_a_wrong_guess_backs_up_by_whole_events(tmp_path:
     lock's holder its worker in time, slow-disk's seed 3 at seq 184 once it also took the tasks
     ahead of that holder.)"""
     from traces.checking.partial import PartialReplay
-    from traces.checking.witness import _PATIENCE, STRATEGIES, _Answers, _Event, _Search
+    from traces.checking.witness import _PATIENCE, STRATEGIES
 
     projected = list(project(_recorded(tmp_path, "bursts", "5.3.3", 1_500, seed=0), Observation.BLACK_BOX))
     header, events = header_from_record(projected[0]), projected[1:]
@@ -878,7 +886,7 @@ def test_a_strategy_stuck_after_a_wrong_guess_backs_up_by_whole_events(tmp_path:
     outcomes = []
     for patience in (None, _PATIENCE):
         replay = PartialReplay(header, Budgets(candidates=5_000, steps=40_000, seconds=600, witness_share=1.0))  # by steps, not the machine's speed
-        search = _Search(replay, events, [_Event(r) for r in events], _Answers.read(replay.config, events), trace_order, patience)
+        search = _strategy_search(replay, events, trace_order, patience)
         outcomes.append((search.run(), search.deepest))
     (stuck, deepest), (found, _) = outcomes
     assert isinstance(stuck, str) and "stopped at seq 161" in stuck and deepest < len(events) * 2 // 3, stuck
@@ -892,14 +900,14 @@ def test_a_search_paused_between_turns_goes_on_where_it_stopped(tmp_path: Path) 
     strategy finds. bursts under 5.3.3, seed 0, backs up by whole events before it explains the
     trace; in turns of 500 spec steps it takes the same spec steps to the same witness."""
     from traces.checking.partial import PartialReplay
-    from traces.checking.witness import _PATIENCE, STRATEGIES, _Answers, _Event, _Search
+    from traces.checking.witness import _PATIENCE, STRATEGIES
 
     projected = list(project(_recorded(tmp_path, "bursts", "5.3.3", 1_500, seed=0), Observation.BLACK_BOX))
     header, events = header_from_record(projected[0]), projected[1:]
     runs = []
     for turn in (None, 500):
         replay = PartialReplay(header, Budgets(candidates=5_000, steps=40_000, seconds=600, witness_share=1.0))
-        search = _Search(replay, events, [_Event(r) for r in events], _Answers.read(replay.config, events), STRATEGIES[0], _PATIENCE)
+        search = _strategy_search(replay, events, STRATEGIES[0], _PATIENCE)
         turns = 0
         while (found := search.run(turn)) is None:
             turns += 1
@@ -958,12 +966,12 @@ def test_a_due_fast_failure_run_waits_for_the_store_to_turn_busy_before_a_busy_d
     due run wait until the store turns busy, and "trace order" explains the whole trace, where it
     stopped at seq 4310 in 120,000 spec steps when every run started on time."""
     from traces.checking.partial import PartialReplay
-    from traces.checking.witness import _PATIENCE, STRATEGIES, _Answers, _Event, _Search
+    from traces.checking.witness import _PATIENCE, STRATEGIES
 
     projected = list(project(_recorded(tmp_path, "pool-exhaustion", "5.3.3", 13_500, seed=3), Observation.BLACK_BOX))
     header, events = header_from_record(projected[0]), projected[1:]
     replay = PartialReplay(header, Budgets(candidates=5_000, steps=60_000, seconds=600, witness_share=1.0))  # by steps, not the machine's speed
-    found = _Search(replay, events, [_Event(r) for r in events], _Answers.read(replay.config, events), STRATEGIES[0], _PATIENCE).run()
+    found = _strategy_search(replay, events, STRATEGIES[0], _PATIENCE).run()
     assert isinstance(found, PartialResult), found
     _witness_follows_the_spec(projected, found)
 
