@@ -262,7 +262,7 @@ def _true_run_pruned(full: list[dict[str, Any]]) -> list[tuple[int, int]]:
     return dropped
 
 
-@pytest.mark.parametrize("workload", ["full-send-queue", "many-topics", "slow-disk", "pool-exhaustion", "retry-storm"])
+@pytest.mark.parametrize("workload", ["full-send-queue", "many-topics", "slow-disk", "pool-exhaustion", "retry-storm", "retry-storm-limited"])
 @pytest.mark.parametrize("profile", ["4.3.2", "4.9.8", "5.3.3"])
 def test_the_witness_first_search_never_drops_a_state_of_the_true_run(tmp_path: Path, workload: str, profile: str) -> None:
     """The state checks are only sound if no run that explains the trace passes through a state
@@ -273,7 +273,7 @@ def test_the_witness_first_search_never_drops_a_state_of_the_true_run(tmp_path: 
 
 @settings(max_examples=10, deadline=None)
 @given(
-    workload=st.sampled_from(["steady", "bursts", "full-send-queue", "many-topics", "slow-disk", "pool-exhaustion", "retry-storm", "faults"]),
+    workload=st.sampled_from(["steady", "bursts", "full-send-queue", "many-topics", "slow-disk", "pool-exhaustion", "retry-storm", "retry-storm-limited", "faults"]),
     profile=st.sampled_from(["4.3.2", "4.9.8", "5.3.3"]),
     seed=st.integers(0, 1000),
 )
@@ -323,6 +323,64 @@ def test_a_queue_an_overload_says_is_full_must_still_be_able_to_fill(tmp_path: P
         s, out = step(config, s, action_from_record(record))
         k += (record["kind"] == "RequestArrives") + bool(out.responses)
     assert checked == sum(len(set(e)) for e in overloaded.values()) and emptied >= 2
+
+
+def test_a_bucket_must_still_reach_the_ticket_the_next_rate_limit_answer_gives(tmp_path: Path) -> None:
+    """retry-storm-limited under 5.3.3, seed 5, 4,000 steps (its %RETRY% topic's bucket at 100
+    permits a second): at each state of the true run just before a [RateLimit] whose reservation
+    opens the breaker, the wait in the remark fixes the bucket's next free ticket to the
+    microsecond. The state passes; with the ticket a microsecond later it is dropped (the ticket
+    never moves back), and so it is a microsecond sooner where no request is left that the bucket
+    may admit before the answer."""
+    from spec.machine import step
+    from spec.state import initial_state
+    from traces.format.records import action_from_record
+
+    full = _recorded(tmp_path, "retry-storm-limited", "5.3.3", 4_000, seed=5)
+    projected = list(project(full, Observation.BLACK_BOX))
+    header, events = header_from_record(projected[0]), projected[1:]
+    config = header.config
+    search = _witness_search(header, events)
+
+    def moved(s: Any, topic: str, by: int) -> Any:
+        buckets = tuple(
+            dataclasses.replace(b, bucket=dataclasses.replace(b.bucket, next_free_ticket_micros=b.bucket.next_free_ticket_micros + by)) if b.resource == topic else b
+            for b in s.buckets
+        )
+        return dataclasses.replace(s, buckets=buckets)
+
+    s, k, later, sooner = initial_state(config), 0, 0, 0
+    for record in full[1:]:
+        if record["kind"] == "RateLimitHandlerThrottles":
+            topic = s.io_threads[record["io_thread"]].request.topic
+            (bucket,) = (b for b in s.buckets if b.resource == topic)
+            if not bucket.bucket.circuit_open:
+                assert not search._no_run_goes_on(s, k)
+                assert search._no_run_goes_on(moved(s, topic, 1), k)
+                later += 1
+                if not search._admissions_from(s, bucket, k, k):
+                    assert search._no_run_goes_on(moved(s, topic, -1), k)
+                    sooner += 1
+        s, out = step(config, s, action_from_record(record))
+        k += (record["kind"] == "RequestArrives") + bool(out.responses)
+    assert later >= 5 and sooner >= 5, (later, sooner)
+
+
+def test_the_admissions_that_a_rate_limit_remark_needs_are_found(tmp_path: Path) -> None:
+    """The same recording at ``black-box``: its [RateLimit] at 468 ms waits 6,998 µs where the
+    spec's admissions at the milliseconds the search first tries (each as soon as its request
+    arrives) leave 6,997, a double rounded differently. The search explains it once it drops the
+    states whose bucket can no longer reach that ticket; before, it tried the admissions'
+    milliseconds only by backing up from the answer, and stopped there (seq 1,434) within 400,000
+    spec steps."""
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import find_witness
+
+    projected = list(project(_recorded(tmp_path, "retry-storm-limited", "5.3.3", 4_000, seed=5), Observation.BLACK_BOX))
+    budgets = Budgets(candidates=5_000, steps=60_000, seconds=600, witness_share=1.0)  # by steps, not the machine's speed
+    found = find_witness(PartialReplay(header_from_record(projected[0]), budgets), projected[1:])
+    assert isinstance(found, PartialResult), found
+    _witness_follows_the_spec(projected, found)
 
 
 def _heads_swapped_and_dropped(full: list[dict[str, Any]], name: Any, chosen: Callable[[Any, Any, int, int, int], bool]) -> int:

@@ -58,6 +58,10 @@ follows one run instead, and lets the trace steer it:
   its wait that a cleaner answers later than the next cleaner's answer (it stops only at a young
   head); and in which the next arrival finds no remoting thread that can be free by then, or
   frees one only by queueing more tasks behind a task a cleaner takes than its remark counts.
+  And the states in which a topic's bucket can no longer bring its next free ticket to the
+  microsecond that the next [RateLimit] answer naming it gives (its millisecond plus the wait in
+  its remark, where the breaker is closed): the ticket never moves back, and only the admissions
+  still to come, at the milliseconds they can have, move it on.
 - A request's remoting-thread steps (the rate-limit handler, the task's creation) are taken at
   once: a send created late may find the store busy and be refused where the trace serves it. A
   request the trace never answers moves along by the time the next request routed to its
@@ -112,6 +116,7 @@ from spec.codes import CLEAN_QUEUE_PATTERN, CLEAN_QUEUE_TAGS, RATE_LIMIT_PATTERN
 from spec.config import BrokerConfig
 from spec.environment import ClockAdvances
 from spec.fastfailure import FastFailureEndsBusyDrain, FastFailureStopsAtHead, is_expired
+from spec.limiter import TokenBucket, reserve_and_get_wait_length
 from spec.machine import Effect
 from spec.profiles import ExecutorName
 from spec.remoting import (
@@ -122,7 +127,7 @@ from spec.remoting import (
     RequestArrives,
     route,
 )
-from spec.state import BrokerState, Executor, FastFailurePhase, IoStage, RequestTask, Response, written_as
+from spec.state import Bucket, BrokerState, Executor, FastFailurePhase, IoStage, RequestTask, Response, written_as
 from spec.workers import WorkerAcquiresPutLock, WorkerPassesPutCheck, WorkerTakesTask
 from traces.checking.partial import OutOfBudget, PartialReplay, PartialResult, Trail
 from traces.format.records import RESPONSE_KIND, action_from_record, responses_from_record
@@ -242,7 +247,12 @@ class _Answers:
     #: executor -> the events, in order, at which one of its workers answers (and may then take
     #: another task): a processor's or the put path's answer, or the put pre-check's [PC_SYNCHRONIZED]
     freed: dict[ExecutorName, list[int]] = field(default_factory=dict)
-    throttled: dict[str, list[int]] = field(default_factory=dict)  # topic -> the events, in order, with a [RateLimit] answer that names it
+    #: topic -> (event, wait), in order, for the [RateLimit] answers that name it: the event, and
+    #: the wait in microseconds its remark gives
+    throttled: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    #: topic -> the events, in order, at which requests for it arrive that its bucket may admit
+    #: (every one the trace answers otherwise than with [RateLimit])
+    admissible: dict[str, list[int]] = field(default_factory=dict)
     overloaded: dict[ExecutorName, list[int]] = field(default_factory=dict)  # executor -> the events, in order, with an [OVERLOAD] of a request routed to it (its queue full then)
     #: executor -> (event, request), in order, for the requests routed to it that may join its
     #: queue: the event at which each arrives
@@ -274,6 +284,7 @@ class _Answers:
     def read(config: BrokerConfig, events: Sequence[Mapping[str, Any]]) -> _Answers:
         answers = _Answers()
         named: dict[int, int] = {}  # opaque -> the latest request that arrived with it
+        topics: dict[int, str] = {}  # request -> its topic
         arrived: dict[int, int] = {}  # request -> the event at which it arrives
         for i, record in enumerate(events):
             if record["kind"] == RequestArrives.__name__:
@@ -281,6 +292,7 @@ class _Answers:
                 answers.executor[request] = executor = route(config, record["code"])
                 answers.arrivals.setdefault(executor, []).append(i)
                 arrived[request] = i
+                topics[request] = record.get("topic", "")
             for r in responses_from_record(record):
                 request = named.get(r.request_id, 0)
                 if request in answers.at or request not in answers.executor:
@@ -295,7 +307,7 @@ class _Answers:
                         answers.lock_surely_busy.append(i)
                 limited = RATE_LIMIT_PATTERN.match(r.remark or "")
                 if limited is not None:
-                    answers.throttled.setdefault(limited.group(1), []).append(i)
+                    answers.throttled.setdefault(limited.group(1), []).append((i, int(limited.group(2))))
                 cleaned = CLEAN_QUEUE_PATTERN.match(r.remark or "")
                 if cleaned is not None:
                     busy = answers.tag[request] == "[PCBUSY_CLEAN_QUEUE]"
@@ -319,6 +331,9 @@ class _Answers:
             soonest = list(itertools.accumulate(reversed([at for _, at in served]), min))[::-1]
             answers.served[executor] = ([event for event, _ in served], soonest)
         answers.arrival_events = sorted(arrived.values())
+        for request, event in arrived.items():  # in the order they arrive
+            if answers.tag.get(request) != "[RateLimit]":
+                answers.admissible.setdefault(topics[request], []).append(event)
         answers._read_between(config, arrived)
         latest: dict[ExecutorName, int] = {}  # one-worker executor -> the latest arrival of a request its worker has answered so far
         for request, event in sorted(answers.at.items(), key=lambda answer: answer[1]):
@@ -425,6 +440,8 @@ class _Search:
         self.searched: dict[int, int] = {}  # events explained -> nodes searched with that many
         self.deepest = 0  # the most events a node it searched explains
         self.searched_all = False  # whether it tried every child it tries without finding a run
+        #: (bucket, soonest admissions, answer's microsecond, ticket) -> whether :meth:`_admissions_reach` found it reachable
+        self.reached: dict[tuple[TokenBucket, tuple[int, ...], int, int], bool] = {}
         self.queues: dict[int, _Queue] = {}  # id of a queue's tuple -> what it says (:meth:`_queue`)
         #: (executor, event) -> from which event on :meth:`_may_join` read the arrivals that may join
         #: its queue and still be there at that event, and the events at which they arrive
@@ -658,7 +675,7 @@ class _Search:
         for io in s.io_threads:
             if io.stage is IoStage.RECEIVED and io.request is not None:
                 throttled = self.answers.throttled.get(io.request.topic, [])
-                if bisect.bisect_left(throttled, k) < len(throttled):
+                if bisect.bisect_left(throttled, (k, -1)) < len(throttled):
                     return True
         return False
 
@@ -728,6 +745,8 @@ class _Search:
             return True
         if self._arrival_forces_joins(s, k):
             return True
+        if self.answers.throttled and self._bucket_cannot_throttle(s, k):
+            return True
         for io in s.io_threads:
             if io.request is None:
                 continue
@@ -747,6 +766,74 @@ class _Search:
             if joins and executor is not None and answers.at.get(request, _NEVER) < cleaned_last.get(executor, -1):
                 return True
         return False
+
+    def _bucket_cannot_throttle(self, s: BrokerState, k: int) -> bool:
+        """Whether a topic's bucket cannot write the wait that the next [RateLimit] answer naming
+        it gives. With the breaker closed, that answer is a reservation at its millisecond that
+        had to wait, and its wait is the bucket's next free ticket less that millisecond: the
+        ticket is then known to the microsecond. The ticket only moves forward (a read moves it to
+        now when it is behind, a reservation adds the wait it makes), so a bucket whose ticket is
+        already past it, or short of it with no request left that it may admit before that answer
+        (one on a remoting thread at the handler, or arriving before it, that the trace does not
+        answer with [RateLimit]), cannot write it. With the breaker open, a different wait needs
+        the breaker to close first, which it does only once the ticket is the open time behind the
+        clock (:func:`spec.limiter.circuit_breaker_acquire`)."""
+        answers = self.answers
+        for b in s.buckets:
+            throttled = answers.throttled.get(b.resource)
+            if throttled is None:
+                continue
+            t = bisect.bisect_left(throttled, (k, -1))
+            if t == len(throttled):
+                continue
+            j, wait = throttled[t]
+            at = (self.events[j]["ts"] - b.created_at) * 1000  # the answer's millisecond on the bucket's stopwatch
+            ticket = b.bucket.next_free_ticket_micros
+            if b.bucket.circuit_open:
+                if wait != b.bucket.last_need_wait_micros and at - ticket < self.replay.config.rate_limit.circuit_breaker_open_micros:
+                    return True
+            elif not self._admissions_reach(b, self._admissions_from(s, b, k, j), at, at + wait):
+                return True
+        return False
+
+    def _admissions_from(self, s: BrokerState, b: Bucket, k: int, until: int) -> tuple[int, ...]:
+        """The soonest microsecond, on ``b``'s stopwatch, of each admission its bucket may still
+        make between the node explaining ``k`` events and event ``until``, in order: the requests
+        for its topic at the rate-limit handler now (from now on), then those arriving before that
+        event (from their arrival on); none the trace answers with [RateLimit]."""
+        answers = self.answers
+        now = (s.now - b.created_at) * 1000
+        here = [
+            now
+            for io in s.io_threads
+            if io.stage is IoStage.RECEIVED and io.request is not None and io.request.topic == b.resource and answers.tag.get(io.request.id) != "[RateLimit]"
+        ]
+        admissible = answers.admissible.get(b.resource, [])
+        coming = admissible[bisect.bisect_left(admissible, k) : bisect.bisect_left(admissible, until)]
+        return (*here, *((self.events[event]["ts"] - b.created_at) * 1000 for event in coming))
+
+    def _admissions_reach(self, b: Bucket, soonest: tuple[int, ...], at: int, ticket: int) -> bool:
+        """Whether admissions at the microseconds ``soonest`` gives at the earliest (each at a
+        millisecond no sooner than the one before, none after ``at``; any number of them, the
+        first ones first) can bring the bucket's next free ticket to exactly ``ticket``. An
+        admission is a reservation that did not wait: its millisecond is at or past the ticket.
+        Past a few admissions it only checks that the ticket, which never moves back, is not past
+        ``ticket`` and can still move (:data:`_EXACT_ADMISSIONS`)."""
+        bucket = b.bucket
+        if bucket.next_free_ticket_micros == ticket:
+            return True
+        if bucket.next_free_ticket_micros > ticket or not soonest:
+            return False
+        if len(soonest) > _EXACT_ADMISSIONS:
+            return True
+        key = (bucket, soonest, at, ticket)
+        reached = self.reached.get(key)
+        if reached is None:
+            if len(self.reached) >= _REMEMBERED_QUEUES:
+                self.reached.clear()
+            tries = [_ADMISSION_TRIES]
+            reached = self.reached[key] = _reach(bucket, soonest, at, ticket, tries) or tries[0] <= 0
+        return reached
 
     def _cannot_fill(self, s: BrokerState, k: int) -> bool:
         """Whether a queue that the trace says is full at its executor's next [OVERLOAD] cannot
@@ -1171,6 +1258,28 @@ class _Queue:
 
 #: How many queues :meth:`_Search._queue` keeps read before it starts afresh (memory, not soundness).
 _REMEMBERED_QUEUES = 4_096
+#: :meth:`_Search._admissions_reach` tries the milliseconds of at most this many admissions, and
+#: at most this many reservations in all for one question, before it says "maybe".
+_EXACT_ADMISSIONS = 6
+_ADMISSION_TRIES = 2_000
+
+
+def _reach(bucket: TokenBucket, soonest: tuple[int, ...], at: int, ticket: int, tries: list[int]) -> bool:
+    """:meth:`_Search._admissions_reach`, by trying each millisecond for the next admission, the
+    soonest first, while ``tries[0]`` (decremented by each reservation) lasts."""
+    if bucket.next_free_ticket_micros == ticket:
+        return True
+    if bucket.next_free_ticket_micros > ticket or not soonest:
+        return False
+    first = max(soonest[0], bucket.next_free_ticket_micros + (-bucket.next_free_ticket_micros) % 1000)
+    for micros in range(first, at + 1, 1000):
+        if tries[0] <= 0:
+            return False
+        tries[0] -= 1
+        _, after = reserve_and_get_wait_length(bucket, 1, micros)
+        if _reach(after, tuple(max(micros, m) for m in soonest[1:]), at, ticket, tries):
+            return True
+    return False
 
 
 class _Visited:
