@@ -923,7 +923,7 @@ class _Search:
             if io.request is not None and answers.executor.get(io.request.id) is e.name:
                 request = io.request.id
                 if request in answers.behind:
-                    if queue.waiting - bisect.bisect_left(freed, answers.at[request]) > spare:
+                    if queue.waiting + self._still_between(queue, request) - bisect.bisect_left(freed, answers.at[request]) > spare:
                         return True
                 elif started and answers.tag.get(request, "[") in _WRITTEN_BY_A_WORKER:
                     if queue.waiting + 1 - bisect.bisect_left(freed, answers.at[request]) > spare:
@@ -931,6 +931,17 @@ class _Search:
         arriving, soonest = answers.served.get(e.name, ((), ()))
         later = bisect.bisect_left(arriving, k)
         return started and later < len(arriving) and queue.waiting + 1 - bisect.bisect_left(freed, soonest[later]) > spare
+
+    def _still_between(self, queue: _Queue, request: int) -> int:
+        """How many tasks must still join between the last task in the queue that a cleaner takes
+        and ``request``, the next one a cleaner takes from it, not in the queue yet: what the
+        remarks say must be between them (:attr:`_Answers.between`) less the tasks behind that one
+        now. None is one a cleaner takes, so workers take them all before ``request``'s answer."""
+        if queue.last_cleaned is None:
+            return 0
+        cleaned, behind = queue.last_cleaned
+        between = self.answers.between.get(cleaned)
+        return max(between.need - behind, 0) if between is not None and between.next == request else 0
 
     def _arrival_forces_joins(self, s: BrokerState, k: int) -> bool:
         """Whether the next arrival finds no remoting thread free, or frees one only by queueing
