@@ -643,6 +643,38 @@ def _sends_in_ts_order(trace_id: str, arrivals: tuple[int, ...], answers: list[t
     return [{**e, "seq": seq} for seq, e in enumerate(events, 1)]
 
 
+def test_no_task_waits_for_one_whose_queue_is_full(tmp_path: Path) -> None:
+    """"answer order" hands tasks to the executors in the order the trace answers them all, so an
+    admin request (code 28) whose task is created waits while a send answered before it is still
+    on the other remoting thread. But a send whose queue is full cannot join until a worker or a
+    cleaner takes a task, and then the admin task waited for nothing: with both remoting threads
+    held, no arrival could come. full-send-queue under 5.3.3 (the bench's base trace) stopped at
+    seq 1,429 this way, the admin queue's room unused while the send queue was full."""
+    from spec.profiles import ExecutorName
+    from spec.remoting import DispatchQueuesTask
+    from spec.state import initial_state
+    from traces.checking.witness import STRATEGIES, _Answers, _Event, _Search
+
+    header = header_from_record(next(project(_recorded(tmp_path, "full-send-queue", "5.3.3", 6), Observation.BLACK_BOX)))
+    assert header.config.executor(ExecutorName.SEND).capacity == 4
+    trace = header.trace_id
+    events = [_send_arrives(trace, 1, 100, 1), {**_send_arrives(trace, 2, 101, 2), "code": 28, "topic": ""}]
+    events += [_answered(trace, 3, 200, 1, 0, None), _answered(trace, 4, 300, 2, 0, None)]
+    from traces.checking.partial import PartialReplay
+
+    replay = PartialReplay(header, BUDGETS)
+    (answer_order,) = (strategy for strategy in STRATEGIES if strategy.any_executor)
+    search = _Search(replay, events, [_Event(e) for e in events], _Answers.read(header.config, events), answer_order)
+    s = dataclasses.replace(initial_state(header.config), now=101)
+
+    def urgency(sends_queued: tuple[int, ...]) -> int | None:
+        held = _queued(s, ExecutorName.SEND, sends_queued, workers=(5, 6), io=((1, "TASK_CREATED"), (2, "TASK_CREATED")), codes={2: 28})
+        return search._urgency(held, DispatchQueuesTask(io_thread=1), 2)
+
+    assert urgency((7, 8, 9, 10)) == 1  # the send's queue is full: the admin task joins in its turn (its answer one event on)
+    assert urgency((7, 8, 9)) is None  # the send can join first, and does
+
+
 def test_enough_tasks_must_be_able_to_join_between_two_tasks_a_cleaner_takes_one_after_the_other(tmp_path: Path) -> None:
     """Cleaners take only the head, so between two tasks a cleaner takes one after the other from a
     queue are at least the first's "size of queue" less the second's, less one: 2 and 0 need one.

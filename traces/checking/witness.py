@@ -79,7 +79,8 @@ follows one run instead, and lets the trace steer it:
   needed them, the lock was found held too briefly, and the search backed up over every choice
   since, at ``queues`` every event of that millisecond); tasks reach an executor in the order its workers
   answer them (at an executor of one thread, whose worker answers in queue order, also after the
-  requests still to arrive that it answers first); and, *focused*, before an answer only the threads of the executor that runs the
+  requests still to arrive that it answers first; *answer order*: the executors too, in the
+  order the trace answers them all; none waits for a task whose queue is full); and, *focused*, before an answer only the threads of the executor that runs the
   answered request move (its remoting threads' dispatch, its workers, the commit service for
   sends), before an arrival only the remoting threads, so that the progress of requests answered much later (an admin queue, a remoting
   thread between arrivals) does not multiply the states searched after an early wrong choice;
@@ -127,7 +128,7 @@ from spec.remoting import (
     RequestArrives,
     route,
 )
-from spec.state import Bucket, BrokerState, Executor, FastFailurePhase, IoStage, RequestTask, Response, written_as
+from spec.state import Bucket, BrokerState, Executor, FastFailurePhase, IoStage, IoThread, RequestTask, Response, written_as
 from spec.workers import WorkerAcquiresPutLock, WorkerPassesPutCheck, WorkerTakesTask
 from traces.checking.partial import OutOfBudget, PartialReplay, PartialResult, Trail
 from traces.format.records import RESPONSE_KIND, action_from_record, responses_from_record
@@ -1172,7 +1173,7 @@ class _Search:
                 continue
             if self.strategy.any_executor or route(self.replay.config, io.request.code) is executor:
                 other = io.request.id
-                if self.answers.due.get(other, _NEVER) < answered and self.answers.tag.get(other) not in _PAST_THE_WRITER:
+                if self.answers.due.get(other, _NEVER) < answered and self.answers.tag.get(other) not in _PAST_THE_WRITER and not self._waits_for_room(s, io):
                     return True
         one_thread = executor is not None and self.replay.config.executor(executor).threads == 1
         cleaned = self.answers.tag.get(request) in CLEAN_QUEUE_TAGS and executor is ExecutorName.SEND
@@ -1187,6 +1188,17 @@ class _Search:
                 if other not in ahead:
                     return True
         return False
+
+
+    def _waits_for_room(self, s: BrokerState, io: IoThread) -> bool:
+        """Whether a remoting thread's task waits for room in its executor's full queue, where
+        its dispatch cannot move until a worker or a cleaner takes a task: no task need wait
+        for it to join first."""
+        if io.stage is not IoStage.TASK_CREATED or io.request is None:
+            return False
+        name = route(self.replay.config, io.request.code)
+        capacity = None if name is None else self.replay.config.executor(name).capacity
+        return name is not None and capacity is not None and len(s.executor(name).queue) >= capacity
 
 
 class _Queue:
