@@ -643,6 +643,56 @@ def _sends_in_ts_order(trace_id: str, arrivals: tuple[int, ...], answers: list[t
     return [{**e, "seq": seq} for seq, e in enumerate(events, 1)]
 
 
+def test_the_writer_that_holds_the_lock_at_a_busy_answer_took_it_in_time(tmp_path: Path) -> None:
+    """slow-disk under 5.3.3, seed 3, 1,500 steps: a writer answers as it unlocks, so writers
+    answer in the order they held the one lock, and the first to answer after an answer that
+    needs the lock held long held it then; ``isOSPageCacheBusy`` at that answer says since when
+    at the latest. Along the true run, at each such answer, the writer named is the one holding
+    the lock and the state passes; with the lock taken a millisecond too late, it is dropped."""
+    from spec.machine import step
+    from spec.state import initial_state
+    from traces.format.records import action_from_record
+
+    full = _recorded(tmp_path, "slow-disk", "5.3.3", 1_500, seed=3)
+    projected = list(project(full, Observation.BLACK_BOX))
+    header, events = header_from_record(projected[0]), projected[1:]
+    search = _witness_search(header, events)
+    assert search.holders_known
+    holders = dict(search.answers.holders)
+    timeout = header.config.os_page_cache_busy_timeout_ms
+    s, k, checked = initial_state(header.config), 0, 0
+    for record in full[1:]:
+        after, out = step(header.config, s, action_from_record(record))
+        if out.responses and k in holders:
+            name, worker = s.lock.holder
+            (executor,) = (e for e in s.executors if e.name.value == name)
+            assert executor.workers[worker].task.request.id == holders[k]
+            assert not search._no_run_goes_on(s, k)
+            late = dataclasses.replace(s.lock, begin_time_in_lock=events[k]["ts"] - timeout)
+            assert search._no_run_goes_on(dataclasses.replace(s, lock=late), k)
+            checked += 1
+        s = after
+        k += (record["kind"] == "RequestArrives") + bool(out.responses)
+    assert checked >= 10, checked
+
+
+def test_the_writer_that_must_hold_the_lock_is_not_queued_behind_those_answered_before_it(tmp_path: Path) -> None:
+    """many-topics under 5.3.3, seed 6, 3,000 steps (596 events at ``black-box``): the strategies
+    hand tasks to an executor in the order its workers answer them, but a writer that holds the
+    lock at a busy answer is answered late for holding it long. Its steps to the lock are due by
+    that answer, so it goes ahead of the sends answered after it; queued behind them, it reached
+    the lock too late (seq 512: a [PC_SYNCHRONIZED] at 1796 needs it held since 1775). The search
+    explains the recording within 60,000 spec steps, where it stopped at seq 512 given 400,000."""
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import find_witness
+
+    projected = list(project(_recorded(tmp_path, "many-topics", "5.3.3", 3_000, seed=6), Observation.BLACK_BOX))
+    budgets = Budgets(candidates=5_000, steps=60_000, seconds=600, witness_share=1.0)  # by steps, not the machine's speed
+    found = find_witness(PartialReplay(header_from_record(projected[0]), budgets), projected[1:])
+    assert isinstance(found, PartialResult), found
+    _witness_follows_the_spec(projected, found)
+
+
 def test_no_task_waits_for_one_whose_queue_is_full(tmp_path: Path) -> None:
     """"answer order" hands tasks to the executors in the order the trace answers them all, so an
     admin request (code 28) whose task is created waits while a send answered before it is still

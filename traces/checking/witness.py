@@ -269,6 +269,13 @@ class _Answers:
     #: request it answers joins after every request it answers first has arrived
     joins_after: dict[int, int] = field(default_factory=dict)
     arrival_events: list[int] = field(default_factory=list)  # the events, in order, at which requests arrive
+    #: (event, writer) for each answer that needs the put lock held long ([REJECTREQUEST] but where
+    #: the pool may be deficient, [PC_SYNCHRONIZED], [PCBUSY_CLEAN_QUEUE]), in order: the writer
+    #: that holds the lock then. A writer (a request that writes the commit log) answers as it
+    #: unlocks, so writers answer in the order they held the one lock, and the first to answer
+    #: after that event held it then. Where no writer answers after it, none is named.
+    holders: list[tuple[int, int]] = field(default_factory=list)
+    oneway_writers: bool = False  # whether a writer is oneway (it unlocks without an answer)
     #: event -> the executors of the requests its answers of flow control answer: whose queue or
     #: put path must be loaded before it (:data:`_LOADS_EARLY`)
     loaded: dict[int, frozenset[ExecutorName | None]] = field(default_factory=dict)
@@ -286,6 +293,7 @@ class _Answers:
         answers = _Answers()
         named: dict[int, int] = {}  # opaque -> the latest request that arrived with it
         topics: dict[int, str] = {}  # request -> its topic
+        writing: set[int] = set()  # the requests that write the commit log
         arrived: dict[int, int] = {}  # request -> the event at which it arrives
         for i, record in enumerate(events):
             if record["kind"] == RequestArrives.__name__:
@@ -294,6 +302,9 @@ class _Answers:
                 answers.arrivals.setdefault(executor, []).append(i)
                 arrived[request] = i
                 topics[request] = record.get("topic", "")
+                if config.profile.writes_commit_log(record["code"]):
+                    writing.add(request)
+                    answers.oneway_writers |= bool(record.get("oneway"))
             for r in responses_from_record(record):
                 request = named.get(r.request_id, 0)
                 if request in answers.at or request not in answers.executor:
@@ -332,6 +343,11 @@ class _Answers:
             soonest = list(itertools.accumulate(reversed([at for _, at in served]), min))[::-1]
             answers.served[executor] = ([event for event, _ in served], soonest)
         answers.arrival_events = sorted(arrived.values())
+        writers = sorted((at, request) for request, at in answers.at.items() if request in writing and answers.tag[request] == "")
+        for held_long in answers.lock_surely_busy:
+            w = bisect.bisect_right(writers, (held_long, _NEVER))
+            if w < len(writers):
+                answers.holders.append((held_long, writers[w][1]))
         for request, event in arrived.items():  # in the order they arrive
             if answers.tag.get(request) != "[RateLimit]":
                 answers.admissible.setdefault(topics[request], []).append(event)
@@ -349,6 +365,8 @@ class _Answers:
             if request not in answers.at and executor in later:
                 answers.due[request] = later[executor]
             later[executor] = min(later.get(executor, _NEVER), answers.at.get(request, _NEVER))
+        for held_long, holder in answers.holders:  # its steps to the lock are needed by then: it is answered late for holding it long
+            answers.due[holder] = min(answers.due[holder], held_long)
         return answers
 
     def _read_between(self, config: BrokerConfig, arrived: Mapping[int, int]) -> None:
@@ -443,6 +461,9 @@ class _Search:
         self.searched_all = False  # whether it tried every child it tries without finding a run
         #: (bucket, soonest admissions, answer's microsecond, ticket) -> whether :meth:`_admissions_reach` found it reachable
         self.reached: dict[tuple[TokenBucket, tuple[int, ...], int, int], bool] = {}
+        #: Whether :meth:`_holder_too_late` may read :attr:`_Answers.holders`: only where every writer
+        #: answers as it unlocks (none oneway, no exception inside the lock) and only writers take the lock (no HA).
+        self.holders_known = bool(answers.holders) and not answers.oneway_writers and not replay.environment.exceptions_in_lock and not replay.environment.ha_appends
         self.queues: dict[int, _Queue] = {}  # id of a queue's tuple -> what it says (:meth:`_queue`)
         #: (executor, event) -> from which event on :meth:`_may_join` read the arrivals that may join
         #: its queue and still be there at that event, and the events at which they arrive
@@ -748,6 +769,8 @@ class _Search:
             return True
         if self.answers.throttled and self._bucket_cannot_throttle(s, k):
             return True
+        if self.holders_known and self._holder_too_late(s, k):
+            return True
         for io in s.io_threads:
             if io.request is None:
                 continue
@@ -767,6 +790,41 @@ class _Search:
             if joins and executor is not None and answers.at.get(request, _NEVER) < cleaned_last.get(executor, -1):
                 return True
         return False
+
+    def _holder_too_late(self, s: BrokerState, k: int) -> bool:
+        """Whether the writer that holds the put lock at the next answer that needs it held long
+        (:attr:`_Answers.holders`) can no longer have taken it by then: ``isOSPageCacheBusy`` at
+        that answer's millisecond needs the lock taken at least the busy timeout and a millisecond
+        earlier. So it is dropped where that millisecond has passed and the writer has not taken
+        the lock (or took it later), and where the writer has no worker yet, none is free, and
+        none answers by then (a worker takes another task only once it has answered the one it
+        holds)."""
+        answers = self.answers
+        h = bisect.bisect_left(answers.holders, (k, -1))
+        if h == len(answers.holders):
+            return False
+        busy, holder = answers.holders[h]
+        deadline: int = self.events[busy]["ts"] - self.replay.config.os_page_cache_busy_timeout_ms - 1
+        name = answers.executor.get(holder)
+        if name is None:
+            return False
+        executor = s.executor(name)
+        for i, worker in enumerate(executor.workers):
+            if isinstance(worker.task, RequestTask) and worker.task.request.id == holder:
+                if s.lock.holder == (name.value, i):
+                    return s.lock.begin_time_in_lock > deadline
+                return s.now > deadline
+        if s.now > deadline:
+            return True
+        if len(executor.workers) < self.replay.config.executor(name).threads:
+            return False  # a dispatch may start a worker for it
+        for worker in executor.workers:
+            if not isinstance(worker.task, RequestTask):
+                return False  # free, or a task of the broker's own
+            at = answers.at.get(worker.task.request.id)
+            if at is None or at < k or self.events[at]["ts"] <= deadline:
+                return False  # its worker may be free in time
+        return True
 
     def _bucket_cannot_throttle(self, s: BrokerState, k: int) -> bool:
         """Whether a topic's bucket cannot write the wait that the next [RateLimit] answer naming
