@@ -62,6 +62,11 @@ follows one run instead, and lets the trace steer it:
   microsecond that the next [RateLimit] answer naming it gives (its millisecond plus the wait in
   its remark, where the breaker is closed): the ticket never moves back, and only the admissions
   still to come, at the milliseconds they can have, move it on.
+  And the states in which the writer that holds the put lock at an answer that needs it held
+  long (the first writer answered after it: writers answer as they unlock) can no longer have
+  taken it by that answer's millisecond less the busy timeout.
+- That writer's steps are needed by that answer, not by its own, which comes late for holding
+  the lock long.
 - A request's remoting-thread steps (the rate-limit handler, the task's creation) are taken at
   once: a send created late may find the store busy and be refused where the trace serves it. A
   request the trace never answers moves along by the time the next request routed to its
