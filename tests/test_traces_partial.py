@@ -882,7 +882,8 @@ def test_an_arrival_that_needs_a_remoting_thread_may_force_a_task_to_join_behind
     dropped too. slow-disk under 5.3.3 (the bench's base trace) stopped at seq 839 this way."""
     from spec.codes import REJECT_REQUEST_REMARK, timeout_remark
     from spec.profiles import ExecutorName
-    from spec.state import initial_state
+    from spec.putlock import PutLock
+    from spec.state import WorkerStage, initial_state
 
     header = header_from_record(next(project(_recorded(tmp_path, "many-topics", "5.3.3", 6), Observation.BLACK_BOX)))
     trace = header.trace_id
@@ -892,6 +893,11 @@ def test_an_arrival_that_needs_a_remoting_thread_may_force_a_task_to_join_behind
         events = _sends_in_ts_order(trace, (100, 101, 102, 103, 104, 110), answers)
         search = _witness_search(header, events)
         s = _queued(dataclasses.replace(initial_state(header.config), now=104), ExecutorName.SEND, queued, (1, 2), io)
+        # Request 1, the first writer answered after the [REJECTREQUEST], holds the lock since 80: long enough.
+        send = s.executor(ExecutorName.SEND)
+        in_lock = dataclasses.replace(send.workers[0], stage=WorkerStage.IN_PUT_LOCK)
+        send = dataclasses.replace(send, workers=(in_lock, *send.workers[1:]))
+        s = dataclasses.replace(s, lock=PutLock(("send", 0), 80), executors=tuple(send if e.name is ExecutorName.SEND else e for e in s.executors))
         return bool(search._no_run_goes_on(s, 5))
 
     assert [dropped(150, 0), dropped(105, 0), dropped(150, 1)] == [True, False, False]
@@ -1046,18 +1052,19 @@ def test_the_full_queues_strategy_lets_a_worker_free_a_full_queue_before_an_arri
 
 
 def test_a_strategy_stuck_after_a_wrong_guess_backs_up_by_whole_events(tmp_path: Path) -> None:
-    """bursts under 5.3.3 at black-box (1,500 steps, seed 0: 308 events): the "trace order"
-    strategy makes a wrong guess some events before seq 161 and, backing up one choice at a time,
-    searches every order of the hidden steps since and never gets past it within 40,000 spec
+    """pool-exhaustion under 5.3.3 at black-box (1,500 steps, seed 0: 508 events): the "trace
+    order" strategy makes a wrong guess some events before seq 155 and, backing up one choice at a
+    time, searches every order of the hidden steps since and never gets past it within 40,000 spec
     steps. Backing up by whole events (1, 2, 4, ...) once stuck for a while, it explains the whole
-    trace within the same spec steps. (Earlier examples stopped being examples as the search
-    learned: the bench's steady trace of 1,500 steps at seq 108 once the focused strategy gave the
-    lock's holder its worker in time, slow-disk's seed 3 at seq 184 once it also took the tasks
-    ahead of that holder.)"""
+    trace within the same spec steps (about 10,400). (Earlier examples stopped being examples as
+    the search learned: the bench's steady trace of 1,500 steps at seq 108 once the focused
+    strategy gave the lock's holder its worker in time, slow-disk's seed 3 at seq 184 once it also
+    took the tasks ahead of that holder, bursts' seed 0 at seq 161 once the writer that holds the
+    lock at a busy answer was due by that answer.)"""
     from traces.checking.partial import PartialReplay
     from traces.checking.witness import _PATIENCE, STRATEGIES
 
-    projected = list(project(_recorded(tmp_path, "bursts", "5.3.3", 1_500, seed=0), Observation.BLACK_BOX))
+    projected = list(project(_recorded(tmp_path, "pool-exhaustion", "5.3.3", 1_500, seed=0), Observation.BLACK_BOX))
     header, events = header_from_record(projected[0]), projected[1:]
     trace_order = next(s for s in STRATEGIES if s.name == "trace order")
     outcomes = []
@@ -1066,7 +1073,7 @@ def test_a_strategy_stuck_after_a_wrong_guess_backs_up_by_whole_events(tmp_path:
         search = _strategy_search(replay, events, trace_order, patience)
         outcomes.append((search.run(), search.deepest))
     (stuck, deepest), (found, _) = outcomes
-    assert isinstance(stuck, str) and "stopped at seq 161" in stuck and deepest < len(events) * 2 // 3, stuck
+    assert isinstance(stuck, str) and "stopped at seq 155" in stuck and deepest < len(events) * 2 // 3, stuck
     assert isinstance(found, PartialResult), found
     _witness_follows_the_spec(projected, found)
 
@@ -1074,12 +1081,12 @@ def test_a_strategy_stuck_after_a_wrong_guess_backs_up_by_whole_events(tmp_path:
 def test_a_search_paused_between_turns_goes_on_where_it_stopped(tmp_path: Path) -> None:
     """The first round's strategies take turns (``_race``): a search resumed turn after turn must
     search exactly what it searches in one go, back-ups included, or a race would change what each
-    strategy finds. bursts under 5.3.3, seed 0, backs up by whole events before it explains the
-    trace; in turns of 500 spec steps it takes the same spec steps to the same witness."""
+    strategy finds. pool-exhaustion under 5.3.3, seed 0, backs up by whole events before it
+    explains the trace; in turns of 500 spec steps it takes the same spec steps to the same witness."""
     from traces.checking.partial import PartialReplay
     from traces.checking.witness import _PATIENCE, STRATEGIES
 
-    projected = list(project(_recorded(tmp_path, "bursts", "5.3.3", 1_500, seed=0), Observation.BLACK_BOX))
+    projected = list(project(_recorded(tmp_path, "pool-exhaustion", "5.3.3", 1_500, seed=0), Observation.BLACK_BOX))
     header, events = header_from_record(projected[0]), projected[1:]
     runs = []
     for turn in (None, 500):
