@@ -51,18 +51,25 @@ def _witness_follows_the_spec(projected: list[dict[str, Any]], result: PartialRe
         assert set(replayed.divergence.observed.split(", ")) <= known_defects(header.config.profile)
 
 
+def _witness_within(projected: list[dict[str, Any]], spec_steps: int) -> PartialResult:
+    """The witness-first search alone finds a run for ``projected`` within ``spec_steps`` (a
+    budget in steps, not the machine's speed), and the full replay follows it."""
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import find_witness
+
+    budgets = Budgets(candidates=5_000, steps=spec_steps, seconds=600, witness_share=1.0)
+    found = find_witness(PartialReplay(header_from_record(projected[0]), budgets), projected[1:])
+    assert isinstance(found, PartialResult), found
+    _witness_follows_the_spec(projected, found)
+    return found
+
+
 def _explained_within(records: list[dict[str, Any]], level: Observation, steps: int) -> list[dict[str, Any]]:
     """The witness-first search alone explains ``records`` projected to ``level`` within ``steps``
     spec steps (a budget the machine's speed does not move), with a witness the full replay
     accepts; the projection, for a test's own checks."""
-    from traces.checking.partial import PartialReplay
-    from traces.checking.witness import find_witness
-
     projected = list(project(records, level))
-    budgets = Budgets(candidates=5_000, steps=steps, seconds=600, witness_share=1.0)
-    found = find_witness(PartialReplay(header_from_record(projected[0]), budgets), projected[1:])
-    assert isinstance(found, PartialResult), found
-    _witness_follows_the_spec(projected, found)
+    _witness_within(projected, steps)
     return projected
 
 
@@ -373,14 +380,7 @@ def test_the_admissions_that_a_rate_limit_remark_needs_are_found(tmp_path: Path)
     states whose bucket can no longer reach that ticket; before, it tried the admissions'
     milliseconds only by backing up from the answer, and stopped there (seq 1,434) within 400,000
     spec steps."""
-    from traces.checking.partial import PartialReplay
-    from traces.checking.witness import find_witness
-
-    projected = list(project(_recorded(tmp_path, "retry-storm-limited", "5.3.3", 4_000, seed=5), Observation.BLACK_BOX))
-    budgets = Budgets(candidates=5_000, steps=60_000, seconds=600, witness_share=1.0)  # by steps, not the machine's speed
-    found = find_witness(PartialReplay(header_from_record(projected[0]), budgets), projected[1:])
-    assert isinstance(found, PartialResult), found
-    _witness_follows_the_spec(projected, found)
+    _explained_within(_recorded(tmp_path, "retry-storm-limited", "5.3.3", 4_000, seed=5), Observation.BLACK_BOX, 60_000)
 
 
 def test_a_cleaned_task_on_its_remoting_thread_waits_for_the_tasks_to_join_between(tmp_path: Path) -> None:
@@ -392,8 +392,6 @@ def test_a_cleaned_task_on_its_remoting_thread_waits_for_the_tasks_to_join_betwe
     without it it took 31,909."""
     from spec.machine import step
     from spec.state import initial_state
-    from traces.checking.partial import PartialReplay
-    from traces.checking.witness import find_witness
     from traces.format.records import action_from_record
 
     full = _recorded(tmp_path, "many-topics", "5.3.3", 3_000, seed=3)
@@ -409,10 +407,7 @@ def test_a_cleaned_task_on_its_remoting_thread_waits_for_the_tasks_to_join_betwe
         s, out = step(header.config, s, action_from_record(record))
         k += (record["kind"] == "RequestArrives") + bool(out.responses)
     assert read > 0
-    budgets = Budgets(candidates=5_000, steps=20_000, seconds=600, witness_share=1.0)  # by steps, not the machine's speed
-    found = find_witness(PartialReplay(header, budgets), events)
-    assert isinstance(found, PartialResult), found
-    _witness_follows_the_spec(projected, found)
+    _witness_within(projected, 20_000)
 
 
 def _heads_swapped_and_dropped(full: list[dict[str, Any]], name: Any, chosen: Callable[[Any, Any, int, int, int], bool]) -> int:
@@ -683,14 +678,7 @@ def test_the_writer_that_must_hold_the_lock_is_not_queued_behind_those_answered_
     that answer, so it goes ahead of the sends answered after it; queued behind them, it reached
     the lock too late (seq 512: a [PC_SYNCHRONIZED] at 1796 needs it held since 1775). The search
     explains the recording within 60,000 spec steps, where it stopped at seq 512 given 400,000."""
-    from traces.checking.partial import PartialReplay
-    from traces.checking.witness import find_witness
-
-    projected = list(project(_recorded(tmp_path, "many-topics", "5.3.3", 3_000, seed=6), Observation.BLACK_BOX))
-    budgets = Budgets(candidates=5_000, steps=60_000, seconds=600, witness_share=1.0)  # by steps, not the machine's speed
-    found = find_witness(PartialReplay(header_from_record(projected[0]), budgets), projected[1:])
-    assert isinstance(found, PartialResult), found
-    _witness_follows_the_spec(projected, found)
+    _explained_within(_recorded(tmp_path, "many-topics", "5.3.3", 3_000, seed=6), Observation.BLACK_BOX, 60_000)
 
 
 def test_no_task_waits_for_one_whose_queue_is_full(tmp_path: Path) -> None:
@@ -1110,15 +1098,8 @@ def test_the_strategy_that_fits_runs_while_the_others_stall(tmp_path: Path) -> N
     round gave trace order its whole try first, and within 120,000 spec steps none explained the
     trace. Racing, each strategy keeps its turn only while it keeps the pace of a strategy that
     fits, so the one that fits runs almost alone and explains the trace within them."""
-    from traces.checking.partial import PartialReplay
-    from traces.checking.witness import find_witness
-
-    projected = list(project(_recorded(tmp_path, "steady", "5.3.3", 20_000, seed=0), Observation.BLACK_BOX))
-    budgets = Budgets(candidates=5_000, steps=120_000, seconds=600, witness_share=1.0)  # by steps, not the machine's speed
-    replay = PartialReplay(header_from_record(projected[0]), budgets)
-    found = find_witness(replay, projected[1:])
-    assert isinstance(found, PartialResult) and found.search == "witness-first search (focused, full queues)", found
-    _witness_follows_the_spec(projected, found)
+    found = _witness_within(list(project(_recorded(tmp_path, "steady", "5.3.3", 20_000, seed=0), Observation.BLACK_BOX)), 120_000)
+    assert found.search == "witness-first search (focused, full queues)", found
 
 
 @pytest.mark.parametrize("steps", [100, 40_000])
