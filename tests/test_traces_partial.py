@@ -681,6 +681,35 @@ def test_the_writer_that_must_hold_the_lock_is_not_queued_behind_those_answered_
     _explained_within(_recorded(tmp_path, "many-topics", "5.3.3", 3_000, seed=6), Observation.BLACK_BOX, 60_000)
 
 
+def test_a_request_still_to_arrive_that_a_worker_answers_first_cannot_join_behind_a_cleaned_task(tmp_path: Path) -> None:
+    """Send 2 is in the queue, and a cleaner takes it at 200 ms with nothing behind it; every
+    send worker has started, one of them idle. Send 3 arrives at 150: it joins behind 2, and
+    workers take only the head, so a worker can take it only once 2 has left. Answered by a
+    worker at 180, before 2's answer, it could not be: the state is dropped before 3 arrives.
+    Answered at 250, it passes. slow-disk under 5.3.3 (the bench's base trace) stopped at seq
+    1,632 this way: an admin task a cleaner takes at 53,286 ms joined its queue at 52,584, and a
+    request arriving at 52,747 that the admin worker answers at 53,168 showed it only when it came."""
+    from spec.codes import timeout_remark
+    from spec.profiles import ExecutorName
+    from spec.state import Request, RequestTask, Worker, WorkerStage, initial_state
+
+    header = header_from_record(next(project(_recorded(tmp_path, "many-topics", "5.3.3", 6), Observation.BLACK_BOX)))
+    assert header.config.executor(ExecutorName.SEND).threads == 2
+
+    def dropped(answered: int) -> bool:
+        answers = [(answered, 3, 0, None), (200, 2, 2, timeout_remark(99, 0)), (300, 1, 0, None)]
+        events = _sends_in_ts_order(header.trace_id, (100, 101, 150), answers)
+        search = _witness_search(header, events)
+        s = _queued(dataclasses.replace(initial_state(header.config), now=101), ExecutorName.SEND, (2,), (1,))
+        send = s.executor(ExecutorName.SEND)
+        assert send.workers == (Worker(WorkerStage.TAKEN, RequestTask(Request(1, 10, "TopicTest", False), 0)),)
+        started = dataclasses.replace(send, workers=(*send.workers, Worker(WorkerStage.IDLE)))
+        s = dataclasses.replace(s, executors=tuple(started if e.name is ExecutorName.SEND else e for e in s.executors))
+        return bool(search._no_run_goes_on(s, 2))
+
+    assert [dropped(180), dropped(250)] == [True, False]
+
+
 def test_no_task_waits_for_one_whose_queue_is_full(tmp_path: Path) -> None:
     """"answer order" hands tasks to the executors in the order the trace answers them all, so an
     admin request (code 28) whose task is created waits while a send answered before it is still

@@ -31,8 +31,8 @@ follows one run instead, and lets the trace steer it:
   which a task that a cleaner later takes from the head has more tasks behind it than the
   cleaner's remark counts ("size of queue: 5"): none of them can leave first, so no run goes on
   from there. Such a task joins its queue as late as it can. Likewise the states in which a task
-  ahead of such a task, or a request on its way to join the queue behind it, is answered before
-  it; in which too few tasks are behind it and too few can still join, or fewer must join
+  ahead of such a task, or a request on its way to join the queue behind it (on a remoting
+  thread, or still to arrive, where every worker has started), is answered before it; in which too few tasks are behind it and too few can still join, or fewer must join
   before it is taken than before a task a cleaner takes ahead of it (for such a task still on
   its remoting thread, every task behind it is still to join); in which more tasks are
   ahead of it than the executor's workers can take before that answer (a worker takes another
@@ -765,6 +765,12 @@ class _Search:
             if queue.left >= 0 and len(e.workers) == self.replay.config.executor(e.name).threads:  # a task submitted now joins the queue
                 cleaned_last[e.name] = queue.left
             if self._ahead_cannot_leave(s, e, k, queue):
+                return True
+        for name, left in cleaned_last.items():
+            # A request still to arrive that its workers answer before that cleaned task's answer joins behind it, and cannot be taken in time.
+            arriving, soonest = answers.served.get(name, ([], []))
+            later = bisect.bisect_left(arriving, k)
+            if later < len(arriving) and soonest[later] < left:
                 return True
         if answers.between and self._too_few_between(s, k):
             return True
