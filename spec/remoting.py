@@ -443,7 +443,8 @@ def dispatch_starts_worker(config: BrokerConfig, s: BrokerState, a: DispatchStar
     return with_io_thread(with_executor(s, executor), a.io_thread, IDLE_IO), NO_OUTPUTS
 
 
-def _queue_full(config: BrokerConfig, s: BrokerState, name: ExecutorName) -> bool:
+def queue_full(config: BrokerConfig, s: BrokerState, name: ExecutorName) -> bool:
+    """Whether ``name``'s queue is bounded and holds its capacity: ``workQueue.offer`` fails."""
     capacity = config.executor(name).capacity
     return capacity is not None and len(s.executor(name).queue) >= capacity
 
@@ -465,7 +466,7 @@ def dispatch_queues_task_enabled(config: BrokerConfig, s: BrokerState, a: Dispat
     if submitting is None:
         return False
     _, name = submitting
-    return len(s.executor(name).workers) >= config.executor(name).threads and not _queue_full(config, s, name)
+    return len(s.executor(name).workers) >= config.executor(name).threads and not queue_full(config, s, name)
 
 
 def dispatch_queues_task(config: BrokerConfig, s: BrokerState, a: DispatchQueuesTask) -> Next:
@@ -500,7 +501,7 @@ def dispatch_rejects_overload_enabled(config: BrokerConfig, s: BrokerState, a: D
     if submitting is None:
         return False
     _, name = submitting
-    return len(s.executor(name).workers) >= config.executor(name).threads and _queue_full(config, s, name)
+    return len(s.executor(name).workers) >= config.executor(name).threads and queue_full(config, s, name)
 
 
 def dispatch_rejects_overload(config: BrokerConfig, s: BrokerState, a: DispatchRejectsOverload) -> Next:

@@ -32,12 +32,13 @@ follows one run instead, and lets the trace steer it:
   cleaner's remark counts ("size of queue: 5"): none of them can leave first, so no run goes on
   from there. Such a task joins its queue as late as it can. Likewise the states in which a task
   ahead of such a task, or a request on its way to join the queue behind it (on a remoting
-  thread, or still to arrive, where every worker has started), is answered before it; in which too few tasks are behind it and too few can still join, or fewer must join
-  before it is taken than before a task a cleaner takes ahead of it (for such a task still on
-  its remoting thread, every task behind it is still to join); in which more tasks are
-  ahead of it than the executor's workers can take before that answer (a worker takes another
-  task only once it has answered the one it holds); and in which the millisecond its remark
-  gives for its creation has passed without it. And the states in which a queue that an
+  thread, or still to arrive, where every worker has started), is answered before it; in which
+  too few tasks are behind it and too few can still join, or fewer must join before it is taken
+  than before a task a cleaner takes ahead of it (for such a task still on its remoting thread,
+  every task behind it is still to join); in which more tasks are ahead of it than the
+  executor's workers can take before that answer (a worker takes another task only once it has
+  answered the one it holds); and in which the millisecond its remark gives for its creation has
+  passed without it. And the states in which a queue that an
   [OVERLOAD] of its executor says is full cannot fill by then: its tasks, the requests for it on
   remoting threads and those arriving before that answer (but those refused on the remoting
   thread, and those answered before it) are fewer than its capacity (workers took tasks that had
@@ -85,8 +86,8 @@ follows one run instead, and lets the trace steer it:
   since, at ``queues`` every event of that millisecond); tasks reach an executor in the order its workers
   answer them (at an executor of one thread, whose worker answers in queue order, also after the
   requests still to arrive that it answers first; *answer order*: the executors too, in the
-  order the trace answers them all; none waits for a task whose queue is full); and, *focused*, before an answer only the threads of the executor that runs the
-  answered request move (its remoting threads' dispatch, its workers, the commit service for
+  order the trace answers them all; none waits for a task whose queue is full); and, *focused*,
+  before an answer only the threads of the executor that runs the answered request move (its remoting threads' dispatch, its workers, the commit service for
   sends), before an arrival only the remoting threads, so that the progress of requests answered much later (an admin queue, a remoting
   thread between arrivals) does not multiply the states searched after an early wrong choice;
   with *full queues*, also, before an arrival that finds every remoting thread busy, the workers
@@ -131,6 +132,7 @@ from spec.remoting import (
     DispatchStartsWorker,
     RateLimitHandlerAdmits,
     RequestArrives,
+    queue_full,
     route,
 )
 from spec.state import Bucket, BrokerState, Executor, FastFailurePhase, IoStage, IoThread, RequestTask, Response, written_as
@@ -716,9 +718,7 @@ class _Search:
         disable the event, so it waits until the trace needs it."""
         if record["kind"] == RequestArrives.__name__:
             if self.strategy.full_queues and isinstance(a, WorkerStep) and all(io.request is not None for io in s.io_threads):
-                capacity = self.replay.config.executor(a.executor).capacity  # None: unbounded, never full
-                full = capacity is not None and len(s.executor(a.executor).queue) >= capacity
-                return full and any(self.answers.executor.get(io.request.id) is a.executor for io in s.io_threads if io.request is not None)
+                return queue_full(self.replay.config, s, a.executor) and any(self.answers.executor.get(io.request.id) is a.executor for io in s.io_threads if io.request is not None)
             return isinstance(a, IoThreadStep)
         executors = {self.answers.executor.get(r.request_id) for r in responses_from_record(record)}
         if isinstance(a, IoThreadStep):
@@ -767,7 +767,8 @@ class _Search:
             if self._ahead_cannot_leave(s, e, k, queue):
                 return True
         for name, left in cleaned_last.items():
-            # A request still to arrive that its workers answer before that cleaned task's answer joins behind it, and cannot be taken in time.
+            # A request still to arrive that its workers answer before that cleaned task's answer
+            # joins behind it, and cannot be taken in time (the twin, for one on a remoting thread, is below).
             arriving, soonest = answers.served.get(name, ([], []))
             later = bisect.bisect_left(arriving, k)
             if later < len(arriving) and soonest[later] < left:
@@ -778,7 +779,7 @@ class _Search:
             return True
         if self._arrival_forces_joins(s, k):
             return True
-        if self.answers.throttled and self._bucket_cannot_throttle(s, k):
+        if answers.throttled and self._bucket_cannot_throttle(s, k):
             return True
         if self.holders_known and self._holder_too_late(s, k):
             return True
@@ -842,10 +843,10 @@ class _Search:
         it gives. With the breaker closed, that answer is a reservation at its millisecond that
         had to wait, and its wait is the bucket's next free ticket less that millisecond: the
         ticket is then known to the microsecond. The ticket only moves forward (a read moves it to
-        now when it is behind, a reservation adds the wait it makes), so a bucket whose ticket is
-        already past it, or short of it with no request left that it may admit before that answer
-        (one on a remoting thread at the handler, or arriving before it, that the trace does not
-        answer with [RateLimit]), cannot write it. With the breaker open, a different wait needs
+        now when it is behind, a reservation adds the wait it makes), and only admissions move it:
+        a bucket whose ticket is already past it, or short of it where the admissions still to
+        come (:meth:`_admissions_from`) cannot bring it there (:meth:`_admissions_reach`), cannot
+        write it. With the breaker open, a different wait needs
         the breaker to close first, which it does only once the ticket is the open time behind the
         clock (:func:`spec.limiter.circuit_breaker_acquire`)."""
         answers = self.answers
@@ -1258,7 +1259,6 @@ class _Search:
                     return True
         return False
 
-
     def _waits_for_room(self, s: BrokerState, io: IoThread) -> bool:
         """Whether a remoting thread's task waits for room in its executor's full queue, where
         its dispatch cannot move until a worker or a cleaner takes a task: no task need wait
@@ -1266,8 +1266,7 @@ class _Search:
         if io.stage is not IoStage.TASK_CREATED or io.request is None:
             return False
         name = route(self.replay.config, io.request.code)
-        capacity = None if name is None else self.replay.config.executor(name).capacity
-        return name is not None and capacity is not None and len(s.executor(name).queue) >= capacity
+        return name is not None and queue_full(self.replay.config, s, name)
 
 
 class _Queue:
