@@ -889,6 +889,37 @@ def test_a_run_scanning_a_queue_cleans_a_head_past_its_wait_next(tmp_path: Path)
     assert [scanning(ExecutorName.ADMIN, 2), scanning(ExecutorName.SEND, 2), scanning(ExecutorName.ADMIN, 3)] == [True, False, False]
 
 
+def test_the_tasks_behind_a_cleaned_task_must_leave_before_one_that_joins_after_its_answer(tmp_path: Path) -> None:
+    """Request 1 is cleaned at 200 with 3 tasks behind it (its remark's count: 2, 3 and 4, still
+    on its remoting thread); request 6 arrives at 209 and is cleaned at 300, so it joins behind
+    those 3, which must all leave by 300. No cleaner answers in between, and the workers answer
+    once in between (request 5 at 250), so the two send workers can take the 3 only if both are
+    free at 200. With request 5 on a worker, or queued ahead of 1 (a worker takes it before 1
+    can leave from the head, and holds it until 250), one is busy then, and the state is
+    dropped; with 5 still on its remoting thread (it can join behind 1 and be taken after 200),
+    it passes. The tasks in the queue now do not show it: 4 has not joined. many-topics under
+    5.3.3 (the bench's base trace) searched 1,000,000 spec steps past such a state, a send queued
+    ahead of a task a cleaner takes, at seq 2,428."""
+    from spec.codes import timeout_remark
+    from spec.profiles import ExecutorName
+    from spec.state import initial_state
+
+    header = header_from_record(next(project(_recorded(tmp_path, "many-topics", "5.3.3", 6), Observation.BLACK_BOX)))
+    trace = header.trace_id
+    assert header.config.executor(ExecutorName.SEND).threads == 2 and header.config.io_threads == 2
+
+    def dropped(queue: tuple[int, ...], workers: tuple[int, ...], io: tuple[tuple[int, str], ...]) -> bool:
+        answers = [(200, 1, 2, timeout_remark(100, 3)), (250, 5, 0, None), (300, 6, 2, timeout_remark(90, 0))]
+        answers += [(310 + r, r, 0, None) for r in (2, 3, 4)]
+        events = _sends_in_ts_order(trace, (100, 101, 102, 103, 104, 209), answers)
+        search = _witness_search(header, events)
+        s = _queued(dataclasses.replace(initial_state(header.config), now=104), ExecutorName.SEND, queue, workers, io)
+        return bool(search._no_run_goes_on(s, 5))
+
+    four = ((4, "TASK_CREATED"),)
+    assert [dropped((1, 2, 3), (5,), four), dropped((5, 1, 2, 3), (), four), dropped((1, 2, 3), (), (*four, (5, "TASK_CREATED")))] == [True, True, False]
+
+
 def test_an_arrival_that_needs_a_remoting_thread_may_force_a_task_to_join_behind_a_cleaned_one(tmp_path: Path) -> None:
     """Two remoting threads: one holds request 5, which the trace refuses with [REJECTREQUEST]
     after request 6 arrives, so it holds its thread until then; request 6 needs the other, so

@@ -62,7 +62,11 @@ follows one run instead, and lets the trace steer it:
   And the states in which a topic's bucket can no longer bring its next free ticket to the
   microsecond that the next [RateLimit] answer naming it gives (its millisecond plus the wait in
   its remark, where the breaker is closed): the ticket never moves back, and only the admissions
-  still to come, at the milliseconds they can have, move it on.
+  still to come, at the milliseconds they can have, move it on. And the states in which the
+  workers cannot take, between a cleaner's answer and that of a task a cleaner takes that joins
+  only after it, the tasks behind the first that no cleaner takes (its remark's count): a
+  worker busy with a task answered later, or with one it must take ahead of the first, is not
+  free to.
   And the states in which the writer that holds the put lock at an answer that needs it held
   long (the first writer answered after it: writers answer as they unlock) can no longer have
   taken it by that answer's millisecond less the busy timeout.
@@ -289,6 +293,12 @@ class _Answers:
     #: executor -> the events at which the requests its workers answer arrive, and for each the
     #: soonest of the answers of those arriving from it on
     served: dict[ExecutorName, tuple[list[int], list[int]]] = field(default_factory=dict)
+    #: executor -> (event, tasks, request), in event order, for each task a cleaner takes from its
+    #: queue (at that event) before another it takes that cannot have joined by then: of the tasks
+    #: behind the first then (its remark's count), all ahead of the second, the workers must take
+    #: all but those a cleaner takes in between, and ``tasks`` is how many more than the answers
+    #: they write in between (:meth:`_read_drained`)
+    drained: dict[ExecutorName, list[tuple[int, int, int]]] = field(default_factory=dict)
 
     def next_cleaned(self, k: int) -> tuple[int, bool, ExecutorName | None] | None:
         """The first of :attr:`cleaned` at or after event ``k``, or None."""
@@ -359,6 +369,7 @@ class _Answers:
             if answers.tag.get(request) != "[RateLimit]":
                 answers.admissible.setdefault(topics[request], []).append(event)
         answers._read_between(config, arrived)
+        answers._read_drained(events)
         latest: dict[ExecutorName, int] = {}  # one-worker executor -> the latest arrival of a request its worker has answered so far
         for request, event in sorted(answers.at.items(), key=lambda answer: answer[1]):
             executor = answers.executor[request]
@@ -425,6 +436,32 @@ class _Answers:
                 window = joining[bisect.bisect_right(joining, (arrived[x], _NEVER)) : bisect.bisect_left(joining, (joined_by, 0))]
                 coming = [event for event, z in window if z != y and self.may_be_between(z, x)]
                 self.between[x] = _Between(y, need, coming)
+
+    def _read_drained(self, events: Sequence[Mapping[str, Any]]) -> None:
+        """:attr:`drained`. Cleaners take only the head, so when a cleaner takes task X from a
+        queue, with ``n`` tasks behind it (its remark's size), and later takes task Y, which joins
+        no sooner than a millisecond after X's answer (:attr:`joins_from`), those ``n`` tasks are
+        all ahead of Y and leave before Y's answer: those a cleaner takes between the two answers,
+        and the others by a worker's take. A worker takes one task at a time and another only
+        once it has answered the one it holds, so between the two answers the workers take at most
+        as many tasks as were free at X's answer, plus the answers they write in between. Where a
+        request of the executor is never answered, its worker may finish it unseen, so no bound is read."""
+        cleaned: dict[ExecutorName, list[int]] = {}  # executor -> the tasks cleaners take from its queue, in order
+        for request in sorted(self.behind, key=self.at.__getitem__):
+            executor = self.executor[request]
+            if executor is not None and executor not in self.silent:
+                cleaned.setdefault(executor, []).append(request)
+        for executor, tasks in cleaned.items():
+            freed = self.freed.get(executor, [])
+            joins = [self.joins_from[y] for y in tasks]
+            for i, x in enumerate(tasks):
+                y = bisect.bisect_right(joins, events[self.at[x]]["ts"], lo=i + 1)  # the first that joins after X's answer
+                if y == len(tasks):
+                    break
+                answered = bisect.bisect_left(freed, self.at[tasks[y]]) - bisect.bisect_right(freed, self.at[x])
+                need = self.behind[x] - (y - i - 1) - answered
+                if need > 0:
+                    self.drained.setdefault(executor, []).append((self.at[x], need, x))
 
     def joins_by(self, request: int, event: int, ts: int) -> bool:
         """Whether ``request`` can join its queue before ``event`` (at ``ts``), as far as
@@ -744,7 +781,8 @@ class _Search:
         task whose creation time a cleaner's remark gives is created at that millisecond, not after it.
         A queue that an [OVERLOAD] says is full must still be able to fill by then (:meth:`_cannot_fill`),
         and enough tasks must still be able to join between two tasks a cleaner takes one after
-        the other (:meth:`_too_few_between`)."""
+        the other (:meth:`_too_few_between`), and the workers must be free to take the tasks
+        behind a cleaned task before a later cleaned task that joins after it leaves (:meth:`_behind_cannot_leave`)."""
         answers = self.answers
         if not self.queues_hidden:
             return False
@@ -782,6 +820,8 @@ class _Search:
         if answers.throttled and self._bucket_cannot_throttle(s, k):
             return True
         if self.holders_known and self._holder_too_late(s, k):
+            return True
+        if answers.drained and self._behind_cannot_leave(s, k):
             return True
         for io in s.io_threads:
             if io.request is None:
@@ -1002,6 +1042,38 @@ class _Search:
         arriving, soonest = answers.served.get(e.name, ((), ()))
         later = bisect.bisect_left(arriving, k)
         return started and later < len(arriving) and queue.waiting + 1 - bisect.bisect_left(freed, soonest[later]) > spare
+
+    def _behind_cannot_leave(self, s: BrokerState, k: int) -> bool:
+        """Whether the workers cannot take, between a cleaner's answer and a later one's, the
+        tasks behind the first that no cleaner takes (:attr:`_Answers.drained`): too few of them
+        are free at the first answer. A worker that holds a task answered after it is busy then,
+        and so is one for each task now in the queue ahead of the cleaned task (the whole queue if
+        it has not joined yet: it joins behind them all) that is answered after it, since a worker
+        takes such a task before the cleaned task can leave from the head."""
+        answers, foreign = self.answers, self.replay.environment.foreign_tasks
+        for e in s.executors:
+            drained = answers.drained.get(e.name)
+            if drained is None or e.name in foreign:
+                continue
+            holding = [answers.at.get(w.task.request.id, _NEVER) for w in e.workers if w.task is not None]
+            waiting: list[tuple[int, int]] = []  # (place, answer) of each task in the queue that no cleaner takes
+            place: dict[int, int] = {}  # each task in the queue that a cleaner takes -> its place
+            for i, task in enumerate(e.queue):
+                if isinstance(task, RequestTask):
+                    if task.request.id in answers.behind:
+                        place[task.request.id] = i
+                    else:
+                        waiting.append((i, answers.at.get(task.request.id, _NEVER)))
+            horizon = max([*holding, *(at for _, at in waiting)], default=-1)  # past it, no worker is busy for this state's sake
+            threads = self.replay.config.executor(e.name).threads
+            for answered, need, cleaned in drained[bisect.bisect_left(drained, (k, 0, 0)) :]:
+                if answered >= horizon:
+                    break
+                ahead = place.get(cleaned, _NEVER)
+                busy = sum(1 for at in holding if at > answered) + sum(1 for i, at in waiting if i < ahead and at > answered)
+                if busy + need > threads:
+                    return True
+        return False
 
     def _still_between(self, queue: _Queue, request: int) -> int:
         """How many tasks must still join between the last task in the queue that a cleaner takes
