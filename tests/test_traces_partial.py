@@ -889,6 +889,32 @@ def test_a_run_scanning_a_queue_cleans_a_head_past_its_wait_next(tmp_path: Path)
     assert [scanning(ExecutorName.ADMIN, 2), scanning(ExecutorName.SEND, 2), scanning(ExecutorName.ADMIN, 3)] == [True, False, False]
 
 
+def test_a_run_scanning_a_queue_cannot_write_a_busy_drain(tmp_path: Path) -> None:
+    """A run scanning a queue answers a head past its wait with [TIMEOUT_CLEAN_QUEUE]; a busy
+    drain's [PCBUSY_CLEAN_QUEUE] is written only by a run in its first phase. So where the trace
+    answers the scanned queue's head, request 2, with a busy drain next, a state whose run scans
+    the send queue with 2 at its head past the wait is dropped, as it is not where that answer is
+    the scan's own. many-topics under 5.3.3 (3,000 steps, seed 4) searched on from such states,
+    a run left scanning since before the store turned busy."""
+    from spec.codes import pcbusy_remark, timeout_remark
+    from spec.profiles import ExecutorName
+    from spec.state import FastFailurePhase, initial_state
+
+    header = header_from_record(next(project(_recorded(tmp_path, "many-topics", "5.3.3", 6), Observation.BLACK_BOX)))
+    trace = header.trace_id
+
+    def dropped(remark: str) -> bool:
+        events = [_send_arrives(trace, 1, 550, 1), _answered(trace, 2, 610, 1, 2, remark)]
+        search = _witness_search(header, events)
+        s = _queued(dataclasses.replace(initial_state(header.config), now=605), ExecutorName.SEND, (1,))
+        s = dataclasses.replace(s, executors=tuple(dataclasses.replace(e, queue=tuple(dataclasses.replace(t, create_timestamp=550) for t in e.queue)) for e in s.executors))
+        index = [n for n, _ in s.queue_waits].index(ExecutorName.SEND)
+        scanning = dataclasses.replace(s, fast_failure_phase=FastFailurePhase.CLEANING, fast_failure_queue=index, fast_failure_scan_wait=s.queue_waits[index][1])
+        return bool(search._no_run_goes_on(scanning, 1))
+
+    assert [dropped(pcbusy_remark(60, 0)), dropped(timeout_remark(60, 0))] == [True, False]
+
+
 def test_the_tasks_behind_a_cleaned_task_must_leave_before_one_that_joins_after_its_answer(tmp_path: Path) -> None:
     """Request 1 is cleaned at 200 with 3 tasks behind it (its remark's count: 2, 3 and 4, still
     on its remoting thread); request 6 arrives at 209 and is cleaned at 300, so it joins behind

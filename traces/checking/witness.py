@@ -56,8 +56,8 @@ follows one run instead, and lets the trace steer it:
   sooner than its creation, nor than the task a cleaner takes before it from that queue; a
   request an executor of one worker answers, no sooner than every request that worker answers
   first has arrived. And the states in which a fast-failure run scanning a queue finds a head past
-  its wait that a cleaner answers later than the next cleaner's answer (it stops only at a young
-  head); and in which the next arrival finds no remoting thread that can be free by then, or
+  its wait that a cleaner answers later than the next cleaner's answer, or with a busy drain (it
+  stops only at a young head, and answers that head with [TIMEOUT_CLEAN_QUEUE]); and in which the next arrival finds no remoting thread that can be free by then, or
   frees one only by queueing more tasks behind a task a cleaner takes than its remark counts.
   And the states in which a topic's bucket can no longer bring its next free ticket to the
   microsecond that the next [RateLimit] answer naming it gives (its millisecond plus the wait in
@@ -1131,9 +1131,10 @@ class _Search:
 
     def _run_cleans_out_of_turn(self, s: BrokerState, k: int) -> bool:
         """Whether a fast-failure run scanning a queue finds a head past its wait that the trace
-        says a cleaner takes, but not at the next cleaner's answer: the run stops only at a young
-        head, so its next answer is that task's (no worker takes a task the trace says a cleaner
-        answers, and the head only ages)."""
+        says a cleaner takes, but not at the next cleaner's answer, or with a busy drain: the run
+        stops only at a young head, so its next answer is that task's [TIMEOUT_CLEAN_QUEUE] (no
+        worker takes a task the trace says a cleaner answers, and the head only ages), and a busy
+        drain is written only by a run in its first phase."""
         if s.fast_failure_phase is not FastFailurePhase.CLEANING or not 0 <= s.fast_failure_queue < len(s.queue_waits):
             return False
         queue = s.executor(s.queue_waits[s.fast_failure_queue][0]).queue
@@ -1142,7 +1143,8 @@ class _Search:
             return False
         answered = self.answers.at.get(head.request.id) if head.request.id in self.answers.behind else None
         cleaned = self.answers.next_cleaned(k)
-        return answered is not None and (cleaned is None or cleaned[0] != answered)
+        timed_out = self.answers.tag.get(head.request.id) == "[TIMEOUT_CLEAN_QUEUE]"  # the scan's answer; a busy drain is another run's
+        return answered is not None and (not timed_out or cleaned is None or cleaned[0] != answered)
 
     def _too_few_between(self, s: BrokerState, k: int) -> bool:
         """Whether too few tasks can still join between a task a cleaner takes and the next one it
