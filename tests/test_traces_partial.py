@@ -946,6 +946,53 @@ def test_the_tasks_behind_a_cleaned_task_must_leave_before_one_that_joins_after_
     assert [dropped((1, 2, 3), (5,), four), dropped((5, 1, 2, 3), (), four), dropped((1, 2, 3), (), (*four, (5, "TASK_CREATED")))] == [True, True, False]
 
 
+def test_a_request_a_cleaner_takes_needs_room_behind_it_before_it_arrives(tmp_path: Path) -> None:
+    """Send 4 arrives at 110 and a cleaner takes it at 200 with 2 tasks behind it: sends 2 and
+    3, which workers answer later, are the only ones that can be. Every task queued before 4
+    arrives is ahead of it, so with 2 already queued, too few can join behind 4 and the state is
+    dropped, before 4 arrives; with 2 and 3 still on their remoting threads, it passes.
+    full-send-queue under 5.3.3 (the bench's base trace) had queued such a send to free a thread
+    for the arrival of the one a cleaner takes, and found it out only once that one had arrived."""
+    from spec.codes import timeout_remark
+    from spec.profiles import ExecutorName
+    from spec.state import initial_state
+
+    header = header_from_record(next(project(_recorded(tmp_path, "many-topics", "5.3.3", 6), Observation.BLACK_BOX)))
+    events = _sends_in_ts_order(header.trace_id, (100, 101, 102, 110), [(150, 1, 0, None), (200, 4, 2, timeout_remark(90, 2)), (250, 2, 0, None), (260, 3, 0, None)])
+    search = _witness_search(header, events)
+
+    def dropped(queue: tuple[int, ...], io: tuple[tuple[int, str], ...]) -> bool:
+        return bool(search._no_run_goes_on(_queued(dataclasses.replace(initial_state(header.config), now=102), ExecutorName.SEND, queue, (1,), io), 3))
+
+    assert [dropped((2,), ((3, "TASK_CREATED"),)), dropped((), ((2, "TASK_CREATED"), (3, "TASK_CREATED")))] == [True, False]
+
+
+def test_no_task_waits_for_one_that_must_join_behind_a_request_still_to_arrive(tmp_path: Path) -> None:
+    """"answer order" hands tasks to the executors in the order the trace answers them: admin
+    request 2, answered at 300, waits for send 1, answered at 250. But a cleaner takes send 3,
+    still to arrive, at 200 with 1 task behind it, and only 1 can be: 1 must stay on its remoting
+    thread until 3 has joined, so 2 does not wait for it (full-send-queue under 5.3.3, the
+    bench's base trace, had no thread left for 3's arrival). Where 3's remark counts no task
+    behind it, 2 waits."""
+    from spec.codes import timeout_remark
+    from spec.profiles import ExecutorName
+    from spec.remoting import DispatchQueuesTask
+    from spec.state import initial_state
+
+    header = header_from_record(next(project(_recorded(tmp_path, "many-topics", "5.3.3", 6), Observation.BLACK_BOX)))
+    trace = header.trace_id
+
+    def waits(behind: int) -> bool:
+        events = [_send_arrives(trace, 1, 100, 1), _arrives(trace, 2, 101, 2, 28), _send_arrives(trace, 3, 110, 3)]
+        events += [_answered(trace, 4, 200, 3, 2, timeout_remark(90, behind)), _answered(trace, 5, 250, 1, 0, None), _answered(trace, 6, 300, 2, 0, None)]
+        search = _witness_search(header, events, 3)
+        assert search.strategy.name == "answer order"
+        s = _queued(dataclasses.replace(initial_state(header.config), now=101), ExecutorName.SEND, (), (), ((1, "TASK_CREATED"), (2, "TASK_CREATED")), {2: 28})
+        return bool(search._out_of_order(s, DispatchQueuesTask(1), 2, search.answers.due[2], 2))
+
+    assert [waits(1), waits(0)] == [False, True]
+
+
 def test_an_arrival_that_needs_a_remoting_thread_may_force_a_task_to_join_behind_a_cleaned_one(tmp_path: Path) -> None:
     """Two remoting threads: one holds request 5, which the trace refuses with [REJECTREQUEST]
     after request 6 arrives, so it holds its thread until then; request 6 needs the other, so

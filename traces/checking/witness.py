@@ -35,7 +35,8 @@ follows one run instead, and lets the trace steer it:
   thread, or still to arrive, where every worker has started), is answered before it; in which
   too few tasks are behind it and too few can still join, or fewer must join before it is taken
   than before a task a cleaner takes ahead of it (for such a task still on its remoting thread,
-  every task behind it is still to join); in which more tasks are ahead of it than the
+  every task behind it is still to join, and so for the next such request still to arrive,
+  behind every task queued now); in which more tasks are ahead of it than the
   executor's workers can take before that answer (a worker takes another task only once it has
   answered the one it holds); and in which the millisecond its remark gives for its creation has
   passed without it. And the states in which a queue that an
@@ -90,7 +91,8 @@ follows one run instead, and lets the trace steer it:
   since, at ``queues`` every event of that millisecond); tasks reach an executor in the order its workers
   answer them (at an executor of one thread, whose worker answers in queue order, also after the
   requests still to arrive that it answers first; *answer order*: the executors too, in the
-  order the trace answers them all; none waits for a task whose queue is full); and, *focused*,
+  order the trace answers them all; none waits for a task whose queue is full, nor for one that
+  must stay on its thread until a request a cleaner takes has arrived); and, *focused*,
   before an answer only the threads of the executor that runs the answered request move (its remoting threads' dispatch, its workers, the commit service for
   sends), before an arrival only the remoting threads, so that the progress of requests answered much later (an admin queue, a remoting
   thread between arrivals) does not multiply the states searched after an early wrong choice;
@@ -299,6 +301,9 @@ class _Answers:
     #: all but those a cleaner takes in between, and ``tasks`` is how many more than the answers
     #: they write in between (:meth:`_read_drained`)
     drained: dict[ExecutorName, list[tuple[int, int, int]]] = field(default_factory=dict)
+    #: executor -> (event, request), in order, for each request a cleaner takes from its queue with
+    #: tasks behind it: the event at which it arrives
+    counted_arrivals: dict[ExecutorName, list[tuple[int, int]]] = field(default_factory=dict)
 
     def next_cleaned(self, k: int) -> tuple[int, bool, ExecutorName | None] | None:
         """The first of :attr:`cleaned` at or after event ``k``, or None."""
@@ -355,6 +360,10 @@ class _Answers:
             if executor is not None and answers.tag.get(request) not in _REFUSED_ON_THE_REMOTING_THREAD:
                 answers.joining.setdefault(executor, []).append((arrived[request], request))
         answers.silent = {answers.executor[request] for request in answers.executor if request not in answers.at}
+        for executor, joining in answers.joining.items():
+            counted = [(event, request) for event, request in joining if answers.behind.get(request, 0) > 0]
+            if counted:
+                answers.counted_arrivals[executor] = counted
         for executor, joining in answers.joining.items():
             served = [(event, answers.at[request]) for event, request in joining if answers.tag.get(request, "[") in _WRITTEN_BY_A_WORKER]
             soonest = list(itertools.accumulate(reversed([at for _, at in served]), min))[::-1]
@@ -823,6 +832,8 @@ class _Search:
             return True
         if answers.drained and self._behind_cannot_leave(s, k):
             return True
+        if answers.counted_arrivals and self._too_few_behind_next_arrival(s, k):
+            return True
         for io in s.io_threads:
             if io.request is None:
                 continue
@@ -1042,6 +1053,22 @@ class _Search:
         arriving, soonest = answers.served.get(e.name, ((), ()))
         later = bisect.bisect_left(arriving, k)
         return started and later < len(arriving) and queue.waiting + 1 - bisect.bisect_left(freed, soonest[later]) > spare
+
+    def _too_few_behind_next_arrival(self, s: BrokerState, k: int) -> bool:
+        """Whether, for the next request still to arrive that a cleaner takes from each queue with
+        tasks behind it, too few can join behind it by then. Those are the requests on remoting
+        threads now and those arriving before its answer (:meth:`_may_join`, which counts it
+        too): every task queued now is ahead of it. The same check as for such a request on a
+        remoting thread, read one arrival sooner: a thread freed for its arrival by queueing a
+        request that had to join behind it shows here, not once it has arrived."""
+        answers, foreign = self.answers, self.replay.environment.foreign_tasks
+        for name, counted in answers.counted_arrivals.items():
+            c = bisect.bisect_left(counted, (k, 0))
+            if c < len(counted) and name not in foreign:
+                request = counted[c][1]
+                if self._may_join(s, name, k, answers.at[request]) - 1 < answers.behind[request]:
+                    return True
+        return False
 
     def _behind_cannot_leave(self, s: BrokerState, k: int) -> bool:
         """Whether the workers cannot take, between a cleaner's answer and a later one's, the
@@ -1318,7 +1345,8 @@ class _Search:
             if self.strategy.any_executor or route(self.replay.config, io.request.code) is executor:
                 other = io.request.id
                 if self.answers.due.get(other, _NEVER) < answered and self.answers.tag.get(other) not in _PAST_THE_WRITER and not self._waits_for_room(s, io):
-                    return True
+                    if not self._waits_for_arrival(s, io, k):
+                        return True
         one_thread = executor is not None and self.replay.config.executor(executor).threads == 1
         cleaned = self.answers.tag.get(request) in CLEAN_QUEUE_TAGS and executor is ExecutorName.SEND
         if isinstance(a, DispatchQueuesTask) and executor is not None and (one_thread or cleaned):
@@ -1332,6 +1360,25 @@ class _Search:
                 if other not in ahead:
                     return True
         return False
+
+    def _waits_for_arrival(self, s: BrokerState, io: IoThread, k: int) -> bool:
+        """Whether a remoting thread's request must stay off its queue until the next request a
+        cleaner takes from it arrives (:meth:`_too_few_behind_next_arrival`): queued now, it
+        would leave too few that can join behind that one. No task need wait for it to join first."""
+        if io.request is None:
+            return False
+        answers = self.answers
+        name = answers.executor.get(io.request.id)
+        if name is None or name in self.replay.environment.foreign_tasks:
+            return False
+        counted = answers.counted_arrivals.get(name, [])
+        c = bisect.bisect_left(counted, (k, 0))
+        if c == len(counted):
+            return False
+        request = counted[c][1]
+        if answers.at.get(io.request.id, _NEVER) < answers.at[request] or not answers.joins_by(io.request.id, answers.at[request], self.events[answers.at[request]]["ts"]):
+            return False  # not counted among those that may join behind it
+        return self._may_join(s, name, k, answers.at[request]) - 2 < answers.behind[request]
 
     def _waits_for_room(self, s: BrokerState, io: IoThread) -> bool:
         """Whether a remoting thread's task waits for room in its executor's full queue, where
