@@ -58,8 +58,9 @@ follows one run instead, and lets the trace steer it:
   request an executor of one worker answers, no sooner than every request that worker answers
   first has arrived. And the states in which a fast-failure run scanning a queue finds a head past
   its wait that a cleaner answers later than the next cleaner's answer, or with a busy drain (it
-  stops only at a young head, and answers that head with [TIMEOUT_CLEAN_QUEUE]); and in which the next arrival finds no remoting thread that can be free by then, or
-  frees one only by queueing more tasks behind a task a cleaner takes than its remark counts.
+  stops only at a young head, and answers that head with [TIMEOUT_CLEAN_QUEUE]); and in which
+  the next arrival finds no remoting thread that can be free by then, or frees one only by
+  queueing more tasks behind a task a cleaner takes than its remark counts.
   And the states in which a topic's bucket can no longer bring its next free ticket to the
   microsecond that the next [RateLimit] answer naming it gives (its millisecond plus the wait in
   its remark, where the breaker is closed): the ticket never moves back, and only the admissions
@@ -1061,14 +1062,20 @@ class _Search:
         too): every task queued now is ahead of it. The same check as for such a request on a
         remoting thread, read one arrival sooner: a thread freed for its arrival by queueing a
         request that had to join behind it shows here, not once it has arrived."""
-        answers, foreign = self.answers, self.replay.environment.foreign_tasks
-        for name, counted in answers.counted_arrivals.items():
-            c = bisect.bisect_left(counted, (k, 0))
-            if c < len(counted) and name not in foreign:
-                request = counted[c][1]
-                if self._may_join(s, name, k, answers.at[request]) - 1 < answers.behind[request]:
-                    return True
+        answers = self.answers
+        for name in answers.counted_arrivals:
+            request = self._next_counted_arrival(name, k)
+            if request is not None and self._may_join(s, name, k, answers.at[request]) - 1 < answers.behind[request]:
+                return True
         return False
+
+    def _next_counted_arrival(self, name: ExecutorName, k: int) -> int | None:
+        """The next request still to arrive from event ``k`` on that a cleaner takes from ``name``'s
+        queue with tasks behind it (:attr:`_Answers.counted_arrivals`); None if none, or where
+        foreign tasks may join the queue."""
+        counted = self.answers.counted_arrivals.get(name, [])
+        c = bisect.bisect_left(counted, (k, 0))
+        return counted[c][1] if c < len(counted) and name not in self.replay.environment.foreign_tasks else None
 
     def _behind_cannot_leave(self, s: BrokerState, k: int) -> bool:
         """Whether the workers cannot take, between a cleaner's answer and a later one's, the
@@ -1365,20 +1372,15 @@ class _Search:
         """Whether a remoting thread's request must stay off its queue until the next request a
         cleaner takes from it arrives (:meth:`_too_few_behind_next_arrival`): queued now, it
         would leave too few that can join behind that one. No task need wait for it to join first."""
-        if io.request is None:
-            return False
         answers = self.answers
-        name = answers.executor.get(io.request.id)
-        if name is None or name in self.replay.environment.foreign_tasks:
+        name = None if io.request is None else answers.executor.get(io.request.id)
+        request = None if name is None else self._next_counted_arrival(name, k)
+        if io.request is None or name is None or request is None:
             return False
-        counted = answers.counted_arrivals.get(name, [])
-        c = bisect.bisect_left(counted, (k, 0))
-        if c == len(counted):
-            return False
-        request = counted[c][1]
-        if answers.at.get(io.request.id, _NEVER) < answers.at[request] or not answers.joins_by(io.request.id, answers.at[request], self.events[answers.at[request]]["ts"]):
-            return False  # not counted among those that may join behind it
-        return self._may_join(s, name, k, answers.at[request]) - 2 < answers.behind[request]
+        until = answers.at[request]
+        if answers.at.get(io.request.id, _NEVER) < until or not answers.joins_by(io.request.id, until, self.events[until]["ts"]):
+            return False  # not counted among those that may join behind it (:meth:`_may_join`)
+        return self._may_join(s, name, k, until) - 2 < answers.behind[request]
 
     def _waits_for_room(self, s: BrokerState, io: IoThread) -> bool:
         """Whether a remoting thread's task waits for room in its executor's full queue, where
