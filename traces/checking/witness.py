@@ -1089,22 +1089,18 @@ class _Search:
             drained = answers.drained.get(e.name)
             if drained is None or e.name in foreign:
                 continue
+            d = bisect.bisect_left(drained, (k, 0, 0))
+            if d == len(drained):
+                continue
             holding = [answers.at.get(w.task.request.id, _NEVER) for w in e.workers if w.task is not None]
-            waiting: list[tuple[int, int]] = []  # (place, answer) of each task in the queue that no cleaner takes
-            place: dict[int, int] = {}  # each task in the queue that a cleaner takes -> its place
-            for i, task in enumerate(e.queue):
-                if isinstance(task, RequestTask):
-                    if task.request.id in answers.behind:
-                        place[task.request.id] = i
-                    else:
-                        waiting.append((i, answers.at.get(task.request.id, _NEVER)))
-            horizon = max([*holding, *(at for _, at in waiting)], default=-1)  # past it, no worker is busy for this state's sake
+            queue = self._queue(e)
+            horizon = max(max(holding, default=-1), queue.latest)  # past it, no worker is busy for this state's sake
             threads = self.replay.config.executor(e.name).threads
-            for answered, need, cleaned in drained[bisect.bisect_left(drained, (k, 0, 0)) :]:
+            for answered, need, cleaned in itertools.islice(drained, d, None):
                 if answered >= horizon:
                     break
-                ahead = place.get(cleaned, _NEVER)
-                busy = sum(1 for at in holding if at > answered) + sum(1 for i, at in waiting if i < ahead and at > answered)
+                ahead = queue.places.get(cleaned, _NEVER)
+                busy = sum(1 for at in holding if at > answered) + sum(1 for i, at in queue.answered if i < ahead and at > answered)
                 if busy + need > threads:
                     return True
         return False
@@ -1426,6 +1422,9 @@ class _Queue:
         #: in the queue, at most so many of its tasks are still queued: that one has left, and
         #: every task ahead of it, since workers and cleaners take from the head
         self.full_after: list[tuple[int, int]] = []
+        self.answered: list[tuple[int, int]] = []  # (place, answer) of each request task in the queue that no cleaner takes
+        self.places: dict[int, int] = {}  # each request task in the queue that a cleaner takes -> its place
+        self.latest = -1  # the latest answer among :attr:`answered`
         overloaded = [] if foreign else answers.overloaded.get(e.name, [])
         leaving = sorted((answers.at[t.request.id], i) for i, t in enumerate(e.queue) if isinstance(t, RequestTask) and t.request.id in answers.at) if overloaded else []
         front = -1  # the place of the last task that has left by then
@@ -1445,6 +1444,11 @@ class _Queue:
                 continue
             request = task.request.id
             answered = answers.at.get(request)
+            if request in answers.behind:
+                self.places[request] = i
+            else:
+                self.answered.append((i, _NEVER if answered is None else answered))
+                self.latest = max(self.latest, self.answered[-1][1])
             if answered is not None and answered < self.left:
                 self.contradicted = True
                 return
