@@ -378,8 +378,13 @@ class _Answers:
         for request, event in arrived.items():  # in the order they arrive
             if answers.tag.get(request) != "[RateLimit]":
                 answers.admissible.setdefault(topics[request], []).append(event)
-        answers._read_between(config, arrived)
-        answers._read_drained(events)
+        taken: dict[ExecutorName, list[int]] = {}  # executor -> the tasks cleaners take from its queue, in answer order
+        for request in sorted(answers.behind, key=answers.at.__getitem__):
+            executor = answers.executor[request]
+            if executor is not None:
+                taken.setdefault(executor, []).append(request)
+        answers._read_between(config, arrived, taken)
+        answers._read_drained(events, taken)
         latest: dict[ExecutorName, int] = {}  # one-worker executor -> the latest arrival of a request its worker has answered so far
         for request, event in sorted(answers.at.items(), key=lambda answer: answer[1]):
             executor = answers.executor[request]
@@ -397,8 +402,9 @@ class _Answers:
             answers.due[holder] = min(answers.due[holder], held_long)
         return answers
 
-    def _read_between(self, config: BrokerConfig, arrived: Mapping[int, int]) -> None:
-        """:attr:`between`, for each two tasks a cleaner takes one after the other from a queue.
+    def _read_between(self, config: BrokerConfig, arrived: Mapping[int, int], cleaned: Mapping[ExecutorName, list[int]]) -> None:
+        """:attr:`between`, for each two tasks a cleaner takes one after the other from a queue
+        (``cleaned``: each executor's, in the order the trace answers them).
 
         Cleaners take only the head, so a queue's cleaned tasks leave in the order the trace
         answers them, and the tasks between two of them, X and then Y, leave between the two
@@ -421,11 +427,6 @@ class _Answers:
                 refusing[bisect.bisect_right(arrivals, event)] += 1
                 refusing[bisect.bisect_right(arrivals, self.at[request])] -= 1
         holding = dict(zip(arrivals, itertools.accumulate(refusing)))
-        cleaned: dict[ExecutorName, list[int]] = {}  # executor -> the tasks cleaners take from its queue, in order
-        for request in sorted(self.behind, key=self.at.__getitem__):
-            executor = self.executor[request]
-            if executor is not None:
-                cleaned.setdefault(executor, []).append(request)
         for executor, tasks in cleaned.items():
             for x, y in zip([None, *tasks], tasks):
                 self.joins_from[y] = max(self.created_at[y], -1 if x is None else self.joins_from[x])
@@ -447,21 +448,19 @@ class _Answers:
                 coming = [event for event, z in window if z != y and self.may_be_between(z, x)]
                 self.between[x] = _Between(y, need, coming)
 
-    def _read_drained(self, events: Sequence[Mapping[str, Any]]) -> None:
+    def _read_drained(self, events: Sequence[Mapping[str, Any]], cleaned: Mapping[ExecutorName, list[int]]) -> None:
         """:attr:`drained`. Cleaners take only the head, so when a cleaner takes task X from a
-        queue, with ``n`` tasks behind it (its remark's size), and later takes task Y, which joins
-        no sooner than a millisecond after X's answer (:attr:`joins_from`), those ``n`` tasks are
-        all ahead of Y and leave before Y's answer: those a cleaner takes between the two answers,
-        and the others by a worker's take. A worker takes one task at a time and another only
+        queue (``cleaned``: each executor's, in the order the trace answers them), with ``n``
+        tasks behind it (its remark's size), and later takes task Y, which joins no sooner than a
+        millisecond after X's answer (:attr:`joins_from`), those ``n`` tasks are all ahead of Y
+        and leave before Y's answer: those a cleaner takes between the two answers, and the
+        others by a worker's take. A worker takes one task at a time and another only
         once it has answered the one it holds, so between the two answers the workers take at most
         as many tasks as were free at X's answer, plus the answers they write in between. Where a
         request of the executor is never answered, its worker may finish it unseen, so no bound is read."""
-        cleaned: dict[ExecutorName, list[int]] = {}  # executor -> the tasks cleaners take from its queue, in order
-        for request in sorted(self.behind, key=self.at.__getitem__):
-            executor = self.executor[request]
-            if executor is not None and executor not in self.silent:
-                cleaned.setdefault(executor, []).append(request)
         for executor, tasks in cleaned.items():
+            if executor in self.silent:
+                continue
             freed = self.freed.get(executor, [])
             joins = [self.joins_from[y] for y in tasks]
             for i, x in enumerate(tasks):
@@ -472,6 +471,17 @@ class _Answers:
                 need = self.behind[x] - (y - i - 1) - answered
                 if need > 0:
                     self.drained.setdefault(executor, []).append((self.at[x], need, x))
+
+    def may_be_queued_at(self, request: int, name: ExecutorName, event: int, ts: int) -> bool:
+        """Whether ``request`` may be in ``name``'s queue at ``event`` (at ``ts``): it is routed
+        there, not refused on its remoting thread, not answered before that event, and it can
+        join by then (:meth:`joins_by`)."""
+        return (
+            self.executor.get(request) is name
+            and self.tag.get(request) not in _REFUSED_ON_THE_REMOTING_THREAD
+            and self.at.get(request, _NEVER) >= event
+            and self.joins_by(request, event, ts)
+        )
 
     def joins_by(self, request: int, event: int, ts: int) -> bool:
         """Whether ``request`` can join its queue before ``event`` (at ``ts``), as far as
@@ -990,21 +1000,12 @@ class _Search:
         worker answers after a request that arrives after that event (:attr:`_Answers.joins_after`)."""
         answers = self.answers
         ts: int = self.events[until]["ts"] if until < len(self.events) else _NEVER
-        held = sum(
-            1
-            for io in s.io_threads
-            if io.request is not None
-            and io.request.id != but
-            and answers.executor.get(io.request.id) is name
-            and answers.tag.get(io.request.id) not in _REFUSED_ON_THE_REMOTING_THREAD
-            and answers.at.get(io.request.id, _NEVER) >= until
-            and answers.joins_by(io.request.id, until, ts)
-        )
+        held = sum(1 for io in s.io_threads if io.request is not None and io.request.id != but and answers.may_be_queued_at(io.request.id, name, until, ts))
         since, coming = self.may_join.get((name, until), (_NEVER, []))
         if k < since:  # read the arrivals from k on, once for every later node
             joining = answers.joining.get(name, [])
             window = joining[bisect.bisect_left(joining, (k, 0)) : bisect.bisect_left(joining, (until, 0))]
-            coming = [event for event, request in window if answers.at.get(request, _NEVER) >= until and answers.joins_by(request, until, ts)]
+            coming = [event for event, request in window if answers.may_be_queued_at(request, name, until, ts)]
             if len(self.may_join) >= _REMEMBERED_QUEUES:
                 self.may_join.clear()
             self.may_join[(name, until)] = (k, coming)
@@ -1374,7 +1375,7 @@ class _Search:
         if io.request is None or name is None or request is None:
             return False
         until = answers.at[request]
-        if answers.at.get(io.request.id, _NEVER) < until or not answers.joins_by(io.request.id, until, self.events[until]["ts"]):
+        if not answers.may_be_queued_at(io.request.id, name, until, self.events[until]["ts"]):
             return False  # not counted among those that may join behind it (:meth:`_may_join`)
         return self._may_join(s, name, k, until) - 2 < answers.behind[request]
 
