@@ -1339,6 +1339,18 @@ def test_a_black_box_budget_that_runs_out_names_both_searches(tmp_path: Path) ->
     assert "steps budget" in result.detail and "the witness-first search found no run" in result.detail
 
 
+def test_a_search_stopped_on_its_share_of_the_steps_names_that_share(tmp_path: Path) -> None:
+    # Each strategy's first try may take 32 spec steps an event: 1,856 for these 58 events. They
+    # stop there, and the message names that share, not the trace's 8,000 (nor, in the end, 1,856).
+    projected = list(project(_recorded(tmp_path, "slow-disk", "5.3.3", 300), Observation.BLACK_BOX))
+    assert len(projected) == 59
+    result = replay_partial(header_from_record(projected[0]), projected[1:], Budgets(candidates=5_000, steps=8_000, seconds=60, witness_share=1))
+    assert result.verdict == "inconclusive"
+    before, _, tries = result.detail.partition("; before it, the witness-first search found no run")
+    assert before.endswith("steps budget (8000 spec steps) ran out")
+    assert tries.count("steps budget (1856 spec steps) ran out") == 4 and "8000" not in tries
+
+
 def _with_opaques(records: list[dict[str, Any]], opaque: Callable[[int], int]) -> list[dict[str, Any]]:
     """The trace with every request renamed ``opaque(id)``, in arrivals and answers alike."""
 

@@ -1594,7 +1594,8 @@ def find_witness(
     steps_end = replay.steps + (steps_end - replay.steps) // passes  # the later passes keep their part of what is left
     deadline = time.monotonic() + max(deadline - time.monotonic(), 0.0) / passes
     for left, strategy in zip(range(len(tried), 0, -1), list(tried)):
-        replay.step_limit = replay.steps + (steps_end - replay.steps) // left
+        replay.step_share = (steps_end - replay.steps) // left
+        replay.step_limit = replay.steps + replay.step_share
         replay.deadline_seconds = max(deadline - time.monotonic(), 0.0) / left
         replay.deadline = time.monotonic() + replay.deadline_seconds
         search = _Search(replay, events, read, answers, strategy)
@@ -1625,6 +1626,7 @@ def _race(searches: Sequence[_Search], allowance: int, steps_end: int) -> Partia
             search = searches[turn]
             taken, explained = replay.steps, search.deepest
             replay.step_limit = min(replay.steps + allowance - search.used, steps_end)
+            replay.step_share = replay.step_limit - (replay.steps - search.used)  # this search's in all
             found = search.run(_TURN)
             if isinstance(found, PartialResult):
                 return dataclasses.replace(found, search=f"witness-first search ({search.strategy.name})")
