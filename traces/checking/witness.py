@@ -1568,8 +1568,9 @@ def find_witness(
     few spec steps an event, and the others stall early. So in the first round the strategies
     race (:func:`_race`) for the share, each for at most :data:`_FIRST_TRY_STEPS` spec steps an
     event, backing up by whole events when stuck (:data:`_PATIENCE`). In the second round the
-    strategies whose search stopped on a budget take what is left in turn, each its fair part,
-    backing up one choice at a time. A strategy that searched everything it tries and found no
+    strategies whose search stopped on a budget take what is left in turn, backing up one choice
+    at a time: the one that explained the most events in the first round goes first, as the
+    likeliest to fit, with half of it, and the others share the rest. A strategy that searched everything it tries and found no
     run is not tried again. ``passes``: this search and the later ones that share what is left
     (:func:`traces.checking.partial._replay_partial`'s passes over environments), each of which
     keeps an equal part of it for its second round."""
@@ -1593,10 +1594,12 @@ def find_witness(
             tried.remove(search.strategy)
     steps_end = replay.steps + (steps_end - replay.steps) // passes  # the later passes keep their part of what is left
     deadline = time.monotonic() + max(deadline - time.monotonic(), 0.0) / passes
-    for left, strategy in zip(range(len(tried), 0, -1), list(tried)):
-        replay.step_share = (steps_end - replay.steps) // left
+    tried.sort(key=lambda strategy: -stopped[strategy][0])  # the furthest first (ties in their order)
+    for i, strategy in enumerate(tried):
+        part = 2 if i == 0 and len(tried) > 1 else len(tried) - i  # the furthest takes half, the others share the rest
+        replay.step_share = (steps_end - replay.steps) // part
         replay.step_limit = replay.steps + replay.step_share
-        replay.deadline_seconds = max(deadline - time.monotonic(), 0.0) / left
+        replay.deadline_seconds = max(deadline - time.monotonic(), 0.0) / part
         replay.deadline = time.monotonic() + replay.deadline_seconds
         search = _Search(replay, events, read, answers, strategy)
         again = search.run()
