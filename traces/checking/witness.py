@@ -1000,7 +1000,9 @@ class _Search:
         worker answers after a request that arrives after that event (:attr:`_Answers.joins_after`)."""
         answers = self.answers
         ts: int = self.events[until]["ts"] if until < len(self.events) else _NEVER
-        held = sum(1 for io in s.io_threads if io.request is not None and io.request.id != but and answers.may_be_queued_at(io.request.id, name, until, ts))
+        held = sum(
+            1 for io in s.io_threads if io.request is not None and io.request.id != but and answers.may_be_queued_at(io.request.id, name, until, ts)
+        )
         since, coming = self.may_join.get((name, until), (_NEVER, []))
         if k < since:  # read the arrivals from k on, once for every later node
             joining = answers.joining.get(name, [])
@@ -1570,8 +1572,8 @@ def find_witness(
     event, backing up by whole events when stuck (:data:`_PATIENCE`). In the second round the
     strategies whose search stopped on a budget take what is left in turn, backing up one choice
     at a time: the one that explained the most events in the first round goes first, as the
-    likeliest to fit, with half of it, and the others share the rest. A strategy that searched everything it tries and found no
-    run is not tried again. ``passes``: this search and the later ones that share what is left
+    likeliest to fit, with half of it, and the others share the rest. A strategy that searched
+    everything it tries and found no run is not tried again. ``passes``: this search and the later ones that share what is left
     (:func:`traces.checking.partial._replay_partial`'s passes over environments), each of which
     keeps an equal part of it for its second round."""
     answers = _Answers.read(replay.config, events)
@@ -1629,7 +1631,7 @@ def _race(searches: Sequence[_Search], allowance: int, steps_end: int) -> Partia
             search = searches[turn]
             taken, explained = replay.steps, search.deepest
             replay.step_limit = min(replay.steps + allowance - search.used, steps_end)
-            replay.step_share = replay.step_limit - (replay.steps - search.used)  # this search's in all
+            replay.step_share = replay.step_limit - (replay.steps - search.used)  # what this search may take in all
             found = search.run(_TURN)
             if isinstance(found, PartialResult):
                 return dataclasses.replace(found, search=f"witness-first search ({search.strategy.name})")
