@@ -1573,9 +1573,9 @@ def find_witness(
     strategies whose search stopped on a budget take what is left in turn, backing up one choice
     at a time: the one that explained the most events in the first round goes first, as the
     likeliest to fit, with half of it, and the others share the rest. A strategy that searched
-    everything it tries and found no run is not tried again. ``passes``: this search and the later ones that share what is left
-    (:func:`traces.checking.partial._replay_partial`'s passes over environments), each of which
-    keeps an equal part of it for its second round."""
+    everything it tries and found no run is not tried again. ``passes``: this search and the
+    later ones that share what is left (:func:`traces.checking.partial._replay_partial`'s passes
+    over environments), each of which keeps an equal part of it for its second round."""
     answers = _Answers.read(replay.config, events)
     read = [_Event(record) for record in events]
     if until is None:
