@@ -332,6 +332,49 @@ def test_a_queue_an_overload_says_is_full_must_still_be_able_to_fill(tmp_path: P
     assert checked == sum(len(set(e)) for e in overloaded.values()) and emptied >= 2
 
 
+@pytest.mark.parametrize("workload", ["retry-storm", "bursts"])
+def test_a_cleaners_answer_needs_a_run_that_can_still_write_it(tmp_path: Path, workload: str) -> None:
+    """retry-storm and bursts under 5.3.3 (their cleaners answer [TIMEOUT_CLEAN_QUEUE], and
+    bursts' [PCBUSY_CLEAN_QUEUE] too): only a fast-failure run writes a cleaner's answer, a
+    busy drain in its first phase and a timeout while it scans that answer's queue. At each state
+    of the true run between two runs with a cleaner's answer still to come, the state passes; the
+    same state with the next run due a millisecond after that answer (as if the run before it had
+    ended sooner) is dropped, but not with it due at that millisecond, nor with a run in progress
+    that drains, or that scans and has yet to pass that timeout's queue; a scanning run that has
+    passed it, or any scanning run before a busy drain, is dropped."""
+    from spec.machine import step
+    from spec.state import FastFailurePhase, initial_state
+    from traces.format.records import action_from_record
+
+    full = _recorded(tmp_path, workload, "5.3.3", 400)
+    projected = list(project(full, Observation.BLACK_BOX))
+    header, events = header_from_record(projected[0]), projected[1:]
+    search = _witness_search(header, events)
+    dropped = search._no_run_cleans_in_time
+    s, k, checked = initial_state(header.config), 0, Counter[bool]()
+    for record in full[1:]:
+        cleaned = search.answers.next_cleaned(k)
+        if s.fast_failure_phase is FastFailurePhase.IDLE and cleaned is not None:
+            event, drain, executor = cleaned
+            at = events[event]["ts"]
+            assert not dropped(s, k)
+            late = dataclasses.replace(s, fast_failure_next_run=at + 1)
+            assert dropped(late, k)
+            assert not dropped(dataclasses.replace(s, fast_failure_next_run=at), k)
+            assert not dropped(dataclasses.replace(late, fast_failure_phase=FastFailurePhase.DRAINING_BUSY), k)
+            scanning = dataclasses.replace(late, fast_failure_phase=FastFailurePhase.CLEANING, fast_failure_queue=0)
+            assert dropped(scanning, k) == drain
+            if not drain:
+                queue = [name for name, _ in s.queue_waits].index(executor)
+                assert not dropped(dataclasses.replace(scanning, fast_failure_queue=queue), k)
+                assert dropped(dataclasses.replace(scanning, fast_failure_queue=queue + 1), k)
+            checked[drain] += 1
+        s, out = step(header.config, s, action_from_record(record))
+        k += (record["kind"] == "RequestArrives") + bool(out.responses)
+    assert k == len(events) and checked[False] > 20
+    assert checked[True] > 20 or workload == "retry-storm"
+
+
 def test_a_bucket_must_still_reach_the_ticket_the_next_rate_limit_answer_gives(tmp_path: Path) -> None:
     """retry-storm-limited under 5.3.3, seed 5, 4,000 steps (its %RETRY% topic's bucket at 100
     permits a second): at each state of the true run just before a [RateLimit] whose reservation

@@ -802,7 +802,10 @@ class _Search:
         A queue that an [OVERLOAD] says is full must still be able to fill by then (:meth:`_cannot_fill`),
         and enough tasks must still be able to join between two tasks a cleaner takes one after
         the other (:meth:`_too_few_between`), and the workers must be free to take the tasks
-        behind a cleaned task before a later cleaned task that joins after it leaves (:meth:`_behind_cannot_leave`)."""
+        behind a cleaned task before a later cleaned task that joins after it leaves (:meth:`_behind_cannot_leave`).
+        A cleaner's answer needs a run that can still write it at its millisecond: the one in
+        progress, if it has not passed that answer's queue, or one due by then
+        (:meth:`_no_run_cleans_in_time`)."""
         answers = self.answers
         if not self.queues_hidden:
             return False
@@ -833,7 +836,7 @@ class _Search:
                 return True
         if answers.between and self._too_few_between(s, k):
             return True
-        if self._run_cleans_out_of_turn(s, k):
+        if self._run_cleans_out_of_turn(s, k) or self._no_run_cleans_in_time(s, k):
             return True
         if self._arrival_forces_joins(s, k):
             return True
@@ -1178,6 +1181,25 @@ class _Search:
         cleaned = self.answers.next_cleaned(k)
         timed_out = self.answers.tag.get(head.request.id) == "[TIMEOUT_CLEAN_QUEUE]"  # the scan's answer; a busy drain is another run's
         return answered is not None and (not timed_out or cleaned is None or cleaned[0] != answered)
+
+    def _no_run_cleans_in_time(self, s: BrokerState, k: int) -> bool:
+        """Whether the next cleaner's answer comes before any run can write it. Only a fast-failure
+        run writes [PCBUSY_CLEAN_QUEUE] (in its first phase, the busy drain) and
+        [TIMEOUT_CLEAN_QUEUE] (in its second, scanning the cleaned queues in their order), at the
+        millisecond the trace stamps it. The run in progress can still write it while it drains, or
+        while it has yet to pass that answer's queue; otherwise the next run must, which starts no
+        sooner than it is due (``fast_failure_next_run``). A run that ended too soon, or passed the
+        queue, is dropped here, at once, rather than at that answer after every order of the hidden
+        steps between."""
+        cleaned = self.answers.next_cleaned(k)
+        if cleaned is None or s.fast_failure_phase is FastFailurePhase.DRAINING_BUSY:
+            return False
+        event, drain, executor = cleaned
+        if s.fast_failure_phase is FastFailurePhase.CLEANING and not drain:
+            scanned = [name for name, _ in s.queue_waits]
+            if executor not in scanned or scanned.index(executor) >= s.fast_failure_queue:
+                return False
+        return bool(self.events[event]["ts"] < s.fast_failure_next_run)
 
     def _too_few_between(self, s: BrokerState, k: int) -> bool:
         """Whether too few tasks can still join between a task a cleaner takes and the next one it
