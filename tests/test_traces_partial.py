@@ -753,6 +753,29 @@ def test_a_request_still_to_arrive_that_a_worker_answers_first_cannot_join_behin
     assert [dropped(180), dropped(250)] == [True, False]
 
 
+def test_a_request_still_to_arrive_that_a_cleaner_takes_first_cannot_join_behind_a_cleaned_task(tmp_path: Path) -> None:
+    """The twin of the test above, for a request a cleaner takes. Send 2 is in the queue, and a
+    cleaner takes it at 200 ms with 1 task behind it. Send 3 arrives at 150: it joins behind 2, and
+    cleaners take only the head, so a cleaner can take it only once 2 has left. Taken by a cleaner
+    at 180, before 2's answer, it could not be: the state is dropped before 3 arrives (the search
+    used to see it only once 3 had arrived; retry-storm under 5.3.3 stopped at such an arrival).
+    Taken at 250, it passes."""
+    from spec.codes import timeout_remark
+    from spec.profiles import ExecutorName
+    from spec.state import initial_state
+
+    header = header_from_record(next(project(_recorded(tmp_path, "many-topics", "5.3.3", 6), Observation.BLACK_BOX)))
+
+    def dropped(answered: int) -> bool:
+        answers = [(answered, 3, 2, timeout_remark(answered - 150, 0)), (200, 2, 2, timeout_remark(99, 1)), (300, 1, 0, None)]
+        events = _sends_in_ts_order(header.trace_id, (100, 101, 150), answers)
+        search = _witness_search(header, events)
+        s = _queued(dataclasses.replace(initial_state(header.config), now=101), ExecutorName.SEND, (2,), (1,))
+        return bool(search._no_run_goes_on(s, 2))
+
+    assert [dropped(180), dropped(250)] == [True, False]
+
+
 def test_no_task_waits_for_one_whose_queue_is_full(tmp_path: Path) -> None:
     """"answer order" hands tasks to the executors in the order the trace answers them all, so an
     admin request (code 28) whose task is created waits while a send answered before it is still

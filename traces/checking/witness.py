@@ -296,6 +296,8 @@ class _Answers:
     #: executor -> the events at which the requests its workers answer arrive, and for each the
     #: soonest of the answers of those arriving from it on
     served: dict[ExecutorName, tuple[list[int], list[int]]] = field(default_factory=dict)
+    #: the same for the requests a cleaner takes from its queue
+    swept: dict[ExecutorName, tuple[list[int], list[int]]] = field(default_factory=dict)
     #: executor -> (event, tasks, request), in event order, for each task a cleaner takes from its
     #: queue (at that event) before another it takes that cannot have joined by then: of the tasks
     #: behind the first then (its remark's count), all ahead of the second, the workers must take
@@ -367,8 +369,8 @@ class _Answers:
                 answers.counted_arrivals[executor] = counted
         for executor, joining in answers.joining.items():
             served = [(event, answers.at[request]) for event, request in joining if answers.tag.get(request, "[") in _WRITTEN_BY_A_WORKER]
-            soonest = list(itertools.accumulate(reversed([at for _, at in served]), min))[::-1]
-            answers.served[executor] = ([event for event, _ in served], soonest)
+            swept = [(event, answers.at[request]) for event, request in joining if request in answers.behind]
+            answers.served[executor], answers.swept[executor] = _soonest_from(served), _soonest_from(swept)
         answers.arrival_events = sorted(arrived.values())
         writers = sorted((at, request) for request, at in answers.at.items() if request in writing and answers.tag[request] == "")
         for held_long in answers.lock_surely_busy:
@@ -803,9 +805,10 @@ class _Search:
         and enough tasks must still be able to join between two tasks a cleaner takes one after
         the other (:meth:`_too_few_between`), and the workers must be free to take the tasks
         behind a cleaned task before a later cleaned task that joins after it leaves (:meth:`_behind_cannot_leave`).
-        A cleaner's answer needs a run that can still write it at its millisecond: the one in
-        progress, if it has not passed that answer's queue, or one due by then
-        (:meth:`_no_run_cleans_in_time`)."""
+        A request still to arrive joins behind every task queued now, so no cleaner takes it
+        before one of those (:data:`_Answers.swept`). A cleaner's answer needs a run that can
+        still write it at its millisecond: the one in progress, if it has not passed that
+        answer's queue, or one due by then (:meth:`_no_run_cleans_in_time`)."""
         answers = self.answers
         if not self.queues_hidden:
             return False
@@ -827,12 +830,14 @@ class _Search:
                 cleaned_last[e.name] = queue.left
             if self._ahead_cannot_leave(s, e, k, queue):
                 return True
+            if queue.left >= 0 and _answered_before(answers.swept.get(e.name), k, queue.left):
+                # A request still to arrive that a cleaner takes from this queue joins behind every
+                # task in it, so a cleaner takes it after them: not before a cleaned task's answer.
+                return True
         for name, left in cleaned_last.items():
             # A request still to arrive that its workers answer before that cleaned task's answer
             # joins behind it, and cannot be taken in time (the twin, for one on a remoting thread, is below).
-            arriving, soonest = answers.served.get(name, ([], []))
-            later = bisect.bisect_left(arriving, k)
-            if later < len(arriving) and soonest[later] < left:
+            if _answered_before(answers.served.get(name), k, left):
                 return True
         if answers.between and self._too_few_between(s, k):
             return True
@@ -1563,6 +1568,23 @@ class _Visited:
 
 #: How far behind the deepest node the search remembers the nodes it searched, in events explained.
 _REMEMBERED_EVENTS = 1_000
+
+
+def _soonest_from(arrivals: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
+    """(event, answer) of requests in the order they arrive, as the events at which they arrive
+    and, for each, the soonest answer of those arriving from it on (read by :func:`_answered_before`)."""
+    soonest = list(itertools.accumulate(reversed([at for _, at in arrivals]), min))[::-1]
+    return [event for event, _ in arrivals], soonest
+
+
+def _answered_before(arrivals: tuple[list[int], list[int]] | None, k: int, answer: int) -> bool:
+    """Whether a request of ``arrivals`` (:func:`_soonest_from`) still to arrive at event ``k`` is
+    answered before event ``answer``."""
+    if arrivals is None:
+        return False
+    arriving, soonest = arrivals
+    later = bisect.bisect_left(arriving, k)
+    return later < len(arriving) and soonest[later] < answer
 
 
 def _request_served(s: BrokerState, a: Action) -> int | None:
