@@ -776,6 +776,43 @@ def test_a_request_still_to_arrive_that_a_cleaner_takes_first_cannot_join_behind
     assert [dropped(180), dropped(250)] == [True, False]
 
 
+def test_a_task_a_cleaner_takes_joins_after_every_task_a_cleaner_takes_before_it_has_arrived(tmp_path: Path) -> None:
+    """Cleaners take only the head, so a task a cleaner takes joins its queue behind every task a
+    cleaner takes from it first, and so after each of those has arrived: in the same millisecond,
+    the event order still says. Sends 2 and 3 wait on the remoting threads with their tasks
+    created. A cleaner takes 2 at 140 ms with 1 task behind it, which only 3 can be. Send 4 arrives
+    at 140, just after that answer. Where a cleaner takes 4 before 3 (230 ms, then 260), 3 cannot
+    join before 4 arrives, so not behind 2 in time: the state is dropped. The times alone do not
+    say it: 4 is created at 140, the millisecond of 2's answer. Where 3 is taken first (260, then
+    4 at 280), it passes. retry-storm under 5.3.3 at 10,000 steps stopped this way at seq 1,982,
+    a task that could join only after a later arrival counted among those that could join in time."""
+    from spec.codes import timeout_remark
+    from spec.profiles import ExecutorName
+    from spec.state import initial_state
+
+    header = header_from_record(next(project(_recorded(tmp_path, "many-topics", "5.3.3", 6), Observation.BLACK_BOX)))
+    assert header.config.io_threads == 2
+    t = header.trace_id
+
+    def dropped(four_first: bool) -> bool:
+        cleaned_3, cleaned_4 = (260, 230) if four_first else (260, 280)
+        events = [
+            _send_arrives(t, 1, 100, 1),
+            _send_arrives(t, 2, 101, 2),
+            _send_arrives(t, 3, 102, 3),
+            _answered(t, 4, 140, 2, 2, timeout_remark(39, 1)),
+            _send_arrives(t, 5, 140, 4),
+        ]
+        later = sorted([(cleaned_4, 4, timeout_remark(cleaned_4 - 140, 1 if four_first else 0)), (cleaned_3, 3, timeout_remark(cleaned_3 - 102, 0 if four_first else 1))])
+        events += [_answered(t, seq, ts, opaque, 2, remark) for seq, (ts, opaque, remark) in enumerate(later, 6)]
+        events.append(_answered(t, 8, 300, 1, 0, None))
+        search = _witness_search(header, events)
+        s = _queued(dataclasses.replace(initial_state(header.config), now=102), ExecutorName.SEND, (), (1,), io=((2, "TASK_CREATED"), (3, "TASK_CREATED")))
+        return bool(search._no_run_goes_on(s, 3))
+
+    assert [dropped(True), dropped(False)] == [True, False]
+
+
 def test_no_task_waits_for_one_whose_queue_is_full(tmp_path: Path) -> None:
     """"answer order" hands tasks to the executors in the order the trace answers them all, so an
     admin request (code 28) whose task is created waits while a send answered before it is still

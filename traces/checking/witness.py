@@ -278,9 +278,11 @@ class _Answers:
     #: a task a cleaner takes -> the soonest millisecond it can join its queue: not before its
     #: creation, nor before the task a cleaner takes from the queue before it can (:meth:`_read_between`)
     joins_from: dict[int, int] = field(default_factory=dict)
-    #: request -> the event after which it joins its queue, at the soonest, where its executor has
-    #: one worker: that worker answers in the order it takes, and it takes from the head, so a
-    #: request it answers joins after every request it answers first has arrived
+    #: request -> the event after which it joins its queue, at the soonest, where the trace's
+    #: order of answers says: a worker and a cleaner both take from the head, so a request that
+    #: the one worker of its executor answers joins after every request that worker answers first
+    #: has arrived, and a task a cleaner takes joins after every task a cleaner takes from its
+    #: queue first has arrived (in the same millisecond, where :attr:`joins_from` cannot tell)
     joins_after: dict[int, int] = field(default_factory=dict)
     arrival_events: list[int] = field(default_factory=list)  # the events, in order, at which requests arrive
     #: (event, writer) for each answer that needs the put lock held long ([REJECTREQUEST] but where
@@ -406,7 +408,9 @@ class _Answers:
 
     def _read_between(self, config: BrokerConfig, arrived: Mapping[int, int], cleaned: Mapping[ExecutorName, list[int]]) -> None:
         """:attr:`between`, for each two tasks a cleaner takes one after the other from a queue
-        (``cleaned``: each executor's, in the order the trace answers them).
+        (``cleaned``: each executor's, in the order the trace answers them); and, since Y joins
+        behind X, when each can join at the soonest: :attr:`joins_from` and the cleaners' part of
+        :attr:`joins_after`.
 
         Cleaners take only the head, so a queue's cleaned tasks leave in the order the trace
         answers them, and the tasks between two of them, X and then Y, leave between the two
@@ -430,8 +434,12 @@ class _Answers:
                 refusing[bisect.bisect_right(arrivals, self.at[request])] -= 1
         holding = dict(zip(arrivals, itertools.accumulate(refusing)))
         for executor, tasks in cleaned.items():
+            latest = -1  # the latest arrival of a task a cleaner takes from the queue before this one
             for x, y in zip([None, *tasks], tasks):
                 self.joins_from[y] = max(self.created_at[y], -1 if x is None else self.joins_from[x])
+                if latest > arrived[y]:
+                    self.joins_after[y] = latest
+                latest = max(latest, arrived[y])
             joining = self.joining.get(executor, [])
             for x, y in zip(tasks, tasks[1:]):
                 need = self.behind[x] - self.behind[y] - 1
@@ -1004,8 +1012,8 @@ class _Search:
         request ``but``) and those arriving before that event, less those the trace says are
         refused on the remoting thread, and less those it answers before that event (a worker or a
         cleaner took them from the queue by then), and less those that a cleaner takes and that
-        cannot join before that event's millisecond (:attr:`_Answers.joins_from`), or that one
-        worker answers after a request that arrives after that event (:attr:`_Answers.joins_after`)."""
+        cannot join before that event's millisecond (:attr:`_Answers.joins_from`), or that join
+        behind a request that arrives after that event (:attr:`_Answers.joins_after`)."""
         answers = self.answers
         ts: int = self.events[until]["ts"] if until < len(self.events) else _NEVER
         held = sum(
@@ -1132,8 +1140,8 @@ class _Search:
         more tasks behind a task a cleaner takes later than its remark counts. A request on a
         remoting thread stays there until the arrival if the trace refuses it on that thread
         after it, or if it cannot join its queue before it (a task a cleaner takes, not created
-        yet or behind one that is not: :attr:`_Answers.joins_from`; one a single worker answers
-        after a request that arrives later: :attr:`_Answers.joins_after`); the others leave by
+        yet or behind one that is not: :attr:`_Answers.joins_from`; one that joins behind a
+        request that arrives later: :attr:`_Answers.joins_after`); the others leave by
         their refusal, or by joining their queue, where every worker has started."""
         answers = self.answers
         a = bisect.bisect_left(answers.arrival_events, k)
