@@ -11,6 +11,7 @@ import static net.bytebuddy.matcher.ElementMatchers.returns;
 import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 
 import java.lang.instrument.Instrumentation;
+import java.util.concurrent.ThreadLocalRandom;
 import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.description.method.MethodDescription;
@@ -34,6 +35,13 @@ public final class Agent {
         Recorder recorder = new Recorder(options);
         Hooks.install(recorder, options);
         Runtime.getRuntime().addShutdownHook(new Thread(recorder::close, "flowspec-trace-close"));
+        // ConcurrentHashMap loads ThreadLocalRandom the first time two threads contend on its size
+        // counter. The JVM then runs every installed transformer on that class, and a contended
+        // map inside this agent's transformer asks for ThreadLocalRandom again: the load fails
+        // with a ClassCircularityError, thrown into the thread that started it (JDK-8164165; CI
+        // saw it once, in a scenario's FutureTask.get). Loaded here, before the transformer is
+        // installed, ThreadLocalRandom is never loaded while it runs.
+        ThreadLocalRandom.current();
         new AgentBuilder.Default()
             .disableClassFormatChanges()
             .with(new AgentBuilder.Listener.Adapter() {
