@@ -1096,6 +1096,32 @@ def test_no_task_waits_for_one_that_must_join_behind_a_request_still_to_arrive(t
     assert [waits(1), waits(0)] == [False, True]
 
 
+def test_no_task_waits_for_a_send_the_store_refuses_now(tmp_path: Path) -> None:
+    """"answer order" hands tasks to the executors in the order the trace answers them: admin
+    request 2, answered at 300, waits for send 1, answered at 250, while 1 can move on. But with
+    the pool empty (``isTransientStorePoolDeficient``), 1's dispatch can only refuse it, which the
+    trace does not say: 1 stays on its remoting thread until the commit service returns a buffer,
+    so 2 does not wait for it (pool-exhaustion under 4.3.2, 10,000 steps: the true run queued
+    admin requests while a send waited for a buffer, and the search, which made the commit
+    service return one first, could not explain a [REJECTREQUEST] a millisecond later)."""
+    from spec.profiles import ExecutorName
+    from spec.remoting import DispatchQueuesTask
+    from spec.state import initial_state
+
+    header = header_from_record(next(project(_recorded(tmp_path, "pool-exhaustion", "4.3.2", 6), Observation.BLACK_BOX)))
+    trace = header.trace_id
+    events = [_send_arrives(trace, 1, 100, 1), _arrives(trace, 2, 101, 2, 28), _answered(trace, 3, 250, 1, 0, None), _answered(trace, 4, 300, 2, 0, None)]
+    search = _witness_search(header, events, 3)
+    assert search.strategy.name == "answer order"
+
+    def waits(buffers: tuple[int, ...]) -> bool:
+        s = dataclasses.replace(initial_state(header.config), now=101, available_buffers=buffers)
+        s = _queued(s, ExecutorName.SEND, (), (), ((1, "RECEIVED"), (2, "TASK_CREATED")), {2: 28})
+        return bool(search._out_of_order(s, DispatchQueuesTask(1), 2, search.answers.due[2], 2))
+
+    assert [waits(()), waits((0,))] == [False, True]
+
+
 def test_an_arrival_that_needs_a_remoting_thread_may_force_a_task_to_join_behind_a_cleaned_one(tmp_path: Path) -> None:
     """Two remoting threads: one holds request 5, which the trace refuses with [REJECTREQUEST]
     after request 6 arrives, so it holds its thread until then; request 6 needs the other, so

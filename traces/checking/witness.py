@@ -93,7 +93,9 @@ follows one run instead, and lets the trace steer it:
   answer them (at an executor of one thread, whose worker answers in queue order, also after the
   requests still to arrive that it answers first; *answer order*: the executors too, in the
   order the trace answers them all; none waits for a task whose queue is full, nor for one that
-  must stay on its thread until a request a cleaner takes has arrived); and, *focused*,
+  must stay on its thread until a request a cleaner takes has arrived, nor for a request that
+  the store refuses now and the trace serves, which cannot become a task until the store frees);
+  and, *focused*,
   before an answer only the threads of the executor that runs the answered request move (its remoting threads' dispatch, its workers, the commit service for
   sends), before an arrival only the remoting threads, so that the progress of requests answered much later (an admin queue, a remoting
   thread between arrivals) does not multiply the states searched after an early wrong choice;
@@ -140,6 +142,8 @@ from spec.remoting import (
     RateLimitHandlerAdmits,
     RequestArrives,
     queue_full,
+    reject_request,
+    request_to_dispatch,
     route,
 )
 from spec.state import Bucket, BrokerState, Executor, FastFailurePhase, IoStage, IoThread, RequestTask, Response, written_as
@@ -1376,8 +1380,10 @@ class _Search:
     def _out_of_order(self, s: BrokerState, a: IoThreadStep, request: int, answered: int, k: int) -> bool:
         """Whether handing this task to its executor now would put it ahead of one the trace
         answers first: another remoting thread holds a request for the same executor that its
-        workers answer earlier; or, for a task a cleaner answers at the head of the send queue,
-        a send its workers answer before is not yet in the queue or on a worker."""
+        workers answer earlier, and that request can move on now (its queue not full, the store
+        not refusing it, no arrival it must wait for); or, for a task a cleaner answers at the
+        head of the send queue, a send its workers answer before is not yet in the queue or on a
+        worker."""
         own = s.io_threads[a.io_thread].request
         executor = None if own is None else route(self.replay.config, own.code)
         for io in s.io_threads:
@@ -1385,7 +1391,7 @@ class _Search:
                 continue
             if self.strategy.any_executor or route(self.replay.config, io.request.code) is executor:
                 other = io.request.id
-                if self.answers.due.get(other, _NEVER) < answered and self.answers.tag.get(other) not in _PAST_THE_WRITER and not self._waits_for_room(s, io):
+                if self.answers.due.get(other, _NEVER) < answered and self.answers.tag.get(other) not in _PAST_THE_WRITER and not self._waits_for_room(s, io) and not self._waits_for_the_store(s, io):
                     if not self._waits_for_arrival(s, io, k):
                         return True
         one_thread = executor is not None and self.replay.config.executor(executor).threads == 1
@@ -1415,6 +1421,14 @@ class _Search:
         if not answers.may_be_queued_at(io.request.id, name, until, self.events[until]["ts"]):
             return False  # not counted among those that may join behind it (:meth:`_may_join`)
         return self._may_join(s, name, k, until) - 2 < answers.behind[request]
+
+    def _waits_for_the_store(self, s: BrokerState, io: IoThread) -> bool:
+        """Whether a remoting thread's request waits for the store: its processor would refuse it
+        now (``rejectRequest``: the store busy or the pool deficient), and the trace answers it
+        otherwise, so its dispatch cannot create its task until a put unlocks or the commit
+        service returns a buffer: no task need wait for it to join first."""
+        request = request_to_dispatch(self.replay.config, io)
+        return request is not None and reject_request(self.replay.config, s, request.code)
 
     def _waits_for_room(self, s: BrokerState, io: IoThread) -> bool:
         """Whether a remoting thread's task waits for room in its executor's full queue, where
