@@ -11,7 +11,10 @@ follows one run instead, and lets the trace steer it:
   responses; the hidden steps the next event needs (those of the request it answers, and the
   fast-failure scheduler's, whose run is quick); time moving on; the other hidden steps, the
   request answered soonest first (without the focused guess below, the steps to the put lock
-  last: a lock taken early turns the store busy for a send the trace serves). So a hidden step
+  last: a lock taken early turns the store busy for a send the trace serves). While a put
+  holding the lock needs a new file and the pool is empty, the commit service's steps come
+  first of all the steps that write nothing, so that the file takes the buffer they give back
+  rather than write to the mmap. So a hidden step
   waits until the trace needs it, and a dead end backs up to the last choice with a child left.
   A node met before is not searched again (as far back as :class:`_Visited` remembers).
 - Time moves only to the next event's ``ts``, the next due fast-failure run (which starts on
@@ -146,12 +149,15 @@ from spec.remoting import (
     request_to_dispatch,
     route,
 )
-from spec.state import Bucket, BrokerState, Executor, FastFailurePhase, IoStage, IoThread, RequestTask, Response, written_as
+from spec.storepool import current_file_has_room
+from spec.state import Bucket, BrokerState, Executor, FastFailurePhase, IoStage, IoThread, RequestTask, Response, WorkerStage, written_as
 from spec.workers import WorkerAcquiresPutLock, WorkerPassesPutCheck, WorkerTakesTask
 from traces.checking.partial import OutOfBudget, PartialReplay, PartialResult, Trail
 from traces.format.records import RESPONSE_KIND, action_from_record, responses_from_record
 
 _NEVER = 1 << 62
+#: The urgency of a hidden step tried before every other that writes nothing (:meth:`_Search._urgency`).
+_FIRST = -1
 
 #: The steps that would carry a request past the code path that writes its answer, by the
 #: answer's tag: a request refused on the remoting thread never becomes a task (or, for
@@ -707,7 +713,7 @@ class _Search:
         now: list[tuple[int, Action, Effect]] = []
         later: list[tuple[int, Action, Effect]] = []
         for urgency, i, a, effect in silent:
-            if urgency == 0 or (type(a) in early and (loaded is None or self.answers.executor.get(_request_served(s, a) or 0) in loaded)):
+            if urgency <= 0 or (type(a) in early and (loaded is None or self.answers.executor.get(_request_served(s, a) or 0) in loaded)):
                 now.append((i, a, effect))
             else:
                 later.append((i, a, effect))
@@ -1258,7 +1264,8 @@ class _Search:
 
     def _urgency(self, s: BrokerState, a: Action, k: int) -> int | None:
         """How many events ahead the trace answers the request a hidden step serves (0 for the
-        next event's, and for the fast-failure scheduler); None for a step the trace rules out."""
+        next event's, and for the fast-failure scheduler; :data:`_FIRST` for the commit service's
+        while a new file waits for a buffer); None for a step the trace rules out."""
         if isinstance(a, FastFailureEndsBusyDrain):
             drain = self._drain_to_come(s, k)
             return 0 if drain is None else drain - k
@@ -1267,6 +1274,8 @@ class _Search:
             return 0 if clean is None else clean - k
         if isinstance(a, FastFailureStep):
             return 0
+        if isinstance(a, CommitServiceStep) and self._file_waits_for_a_buffer(s):
+            return _FIRST  # a new file takes the buffer the commit service can give back first
         request = _request_served(s, a)
         if request is None:
             return _NEVER
@@ -1284,6 +1293,17 @@ class _Search:
             if self._out_of_order(s, a, request, answered, k):
                 return None
         return max(answered - k, 0)
+
+    def _file_waits_for_a_buffer(self, s: BrokerState) -> bool:
+        """Whether a put holding the lock needs a new file while the pool is empty. Created now,
+        the file writes to the mmap; created once the commit service has committed a full file
+        and returned its buffer, it writes to that buffer. No event shows which until the pool
+        refuses a send or serves one later. The search tries the commit service's steps first,
+        since a file on the mmap is the guess that more often ends in a dead end many events on
+        (pool-exhaustion under 4.3.2 and 4.9.8)."""
+        return not s.available_buffers and not current_file_has_room(s.files, self.replay.config.mapped_file_size) and any(
+            w.stage is WorkerStage.IN_PUT_LOCK for e in s.executors for w in e.workers
+        )
 
     def _drain_to_come(self, s: BrokerState, k: int) -> int | None:
         """The event of the next cleaner's answer where it is a busy drain that a run draining now
