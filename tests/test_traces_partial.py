@@ -1122,6 +1122,31 @@ def test_no_task_waits_for_a_send_the_store_refuses_now(tmp_path: Path) -> None:
     assert [waits(()), waits((0,))] == [False, True]
 
 
+def test_a_request_the_trace_never_answers_joins_just_ahead_of_the_one_it_is_due_by(tmp_path: Path) -> None:
+    """Request 2 (code 99999, which the admin executor runs and never answers) is due by the
+    answer of admin request 3, which arrived after it: its steps come just before 3's, so that
+    one admin worker does not hold 3 until its answer with 2 queued behind it, and no answer order
+    holds it back (send 1, answered first, still on its remoting thread). pool-exhaustion under
+    4.3.2, 10,000 steps: the search queued such requests behind an answered one, the admin
+    queue filled, and a later arrival found no remoting thread free."""
+    from spec.profiles import ExecutorName
+    from spec.remoting import DispatchQueuesTask
+    from spec.state import initial_state
+
+    header = header_from_record(next(project(_recorded(tmp_path, "pool-exhaustion", "4.3.2", 6), Observation.BLACK_BOX)))
+    trace = header.trace_id
+    events = [_send_arrives(trace, 1, 100, 1), _arrives(trace, 2, 101, 2, 99999), _arrives(trace, 3, 102, 3, 28)]
+    events += [_answered(trace, 4, 250, 1, 0, None), _answered(trace, 5, 300, 3, 0, None)]
+    search = _witness_search(header, events, 3)
+    assert search.strategy.name == "answer order"
+
+    def urgency(held: int, queued: int) -> int | None:
+        s = _queued(dataclasses.replace(initial_state(header.config), now=102), ExecutorName.SEND, (), (), ((held, "TASK_CREATED"), (queued, "TASK_CREATED")), {2: 99999, 3: 28})
+        return search._urgency(s, DispatchQueuesTask(1), 3)
+
+    assert [urgency(1, 2), urgency(3, 2), urgency(2, 3)] == [0, 0, 1]
+
+
 def test_a_new_file_takes_the_buffer_the_commit_service_can_give_back(tmp_path: Path) -> None:
     """A send holds the put lock and the last file is full, so its put creates a file; the pool is
     empty, and the file before it is committed to its end: the commit service's return of that

@@ -79,8 +79,9 @@ follows one run instead, and lets the trace steer it:
   the lock long.
 - A request's remoting-thread steps (the rate-limit handler, the task's creation) are taken at
   once: a send created late may find the store busy and be refused where the trace serves it. A
-  request the trace never answers moves along by the time the next request routed to its
-  executor is answered.
+  request the trace never answers moves along just ahead of the next request routed to its
+  executor that the trace answers (so that, in a queue that one worker serves, it is not left
+  behind a task that worker holds until a later answer, filling the queue).
 - A :class:`Strategy` may add guesses: before an answer of flow control, the steps that load
   the broker (the put path, the queueing) come before time moves on, since such an answer needs
   a lock held long or a queue filled early (*answer order*: only the steps of the requests of the
@@ -97,8 +98,9 @@ follows one run instead, and lets the trace steer it:
   requests still to arrive that it answers first; *answer order*: the executors too, in the
   order the trace answers them all; none waits for a task whose queue is full, nor for one that
   must stay on its thread until a request a cleaner takes has arrived, nor for a request that
-  the store refuses now and the trace serves, which cannot become a task until the store frees);
-  and, *focused*,
+  the store refuses now and the trace serves, which cannot become a task until the store frees;
+  and a request the trace never answers waits for none, since nothing says when it joins); and,
+  *focused*,
   before an answer only the threads of the executor that runs the answered request move (its remoting threads' dispatch, its workers, the commit service for
   sends), before an arrival only the remoting threads, so that the progress of requests answered much later (an admin queue, a remoting
   thread between arrivals) does not multiply the states searched after an early wrong choice;
@@ -1289,6 +1291,11 @@ class _Search:
             return 0
         if isinstance(a, DispatchQueuesTask) and answers.tag.get(request) in CLEAN_QUEUE_TAGS and answered > k:
             return _NEVER - 1  # a task a cleaner answers waits at the head: it joins the queue as late as it can
+        if request not in answers.at:
+            # The trace never answers it: it moves along just ahead of the request it is due by
+            # (the next one routed to its executor that the trace answers, which arrived after it),
+            # and no order of the answers holds it back, since nothing says when it joins.
+            return max(answered - k - 1, 0)
         if self.strategy.queue_order and isinstance(a, (DispatchQueuesTask, DispatchStartsWorker)):
             if self._out_of_order(s, a, request, answered, k):
                 return None
