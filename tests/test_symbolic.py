@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from properties import symbolic
 from properties.symbolic import DEFAULT_MODULES, Result, Verdict, contract_functions, crosshair_command, judge, main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -122,3 +123,28 @@ def test_the_runner_prints_one_line_per_function_and_a_summary(capsys: pytest.Ca
 def test_the_verdict_follows_the_exit_status_and_the_messages(returncode: int, stdout: str, verdict: Verdict) -> None:
     result = judge("m.f", returncode, stdout, "", 0.0)
     assert result.verdict is verdict, f"expected {verdict}, got {result.verdict}"
+
+
+@pytest.mark.parametrize(("second", "verdict"), [(Verdict.NO_COUNTEREXAMPLE, Verdict.NO_COUNTEREXAMPLE), (Verdict.VACUOUS, Verdict.VACUOUS)], ids=["met-later", "never-met"])
+def test_a_vacuous_verdict_is_tried_again_with_more_time(monkeypatch: pytest.MonkeyPatch, second: Verdict, verdict: Verdict) -> None:
+    """CrossHair's "Unable to meet precondition" can mean its search ran out of time: a VACUOUS
+    function is analysed once more with four times the time per condition, and the second try's
+    verdict stands (VACUOUS again fails the run). Other verdicts are not tried again."""
+    tries: list[float] = []
+
+    def once(target: str, per_condition_timeout: float, deadline: float) -> Result:
+        tries.append(per_condition_timeout)
+        return Result(target, Verdict.VACUOUS if len(tries) == 1 else second, 1, 1.5, ())
+
+    monkeypatch.setattr(symbolic, "analyse_once", once)
+    result = symbolic.analyse("m.f", 3.0, time.monotonic() + 60)
+    assert (result.verdict, tries, result.seconds) == (verdict, [3.0, 12.0], 3.0)
+    assert result.details[0].startswith("VACUOUS at --per_condition_timeout=3; tried again at 12")
+    tries.clear()
+
+    def proved(target: str, per_condition_timeout: float, deadline: float) -> Result:
+        tries.append(per_condition_timeout)
+        return Result(target, Verdict.PROVED, 1, 1.0, ())
+
+    monkeypatch.setattr(symbolic, "analyse_once", proved)
+    assert (symbolic.analyse("m.f", 3.0, time.monotonic() + 60).verdict, tries) == (Verdict.PROVED, [3.0])
