@@ -1451,9 +1451,10 @@ class _Search:
 
     def _waits_for_the_store(self, s: BrokerState, io: IoThread) -> bool:
         """Whether a remoting thread's request waits for the store: its processor would refuse it
-        now (``rejectRequest``: the store busy or the pool deficient), and the trace answers it
-        otherwise, so its dispatch cannot create its task until a put unlocks or the commit
-        service returns a buffer: no task need wait for it to join first."""
+        now (``rejectRequest``: the store busy or the pool deficient). For a request the trace
+        answers otherwise (the caller passes over those it refuses on their thread), its dispatch
+        cannot create its task until a put unlocks or the commit service returns a buffer: no
+        task need wait for it to join first."""
         request = request_to_dispatch(self.replay.config, io)
         return request is not None and reject_request(self.replay.config, s, request.code)
 
