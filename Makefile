@@ -7,6 +7,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
+# pytest's workers (pytest-xdist): the tests that use Spark share one, so one Spark session runs.
+PYTEST_WORKERS ?= 2
+PYTEST_RUN = $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup
 
 # Top-level package markers: an editable install maps only the packages that existed
 # when it ran, so a newly created package triggers a reinstall.
@@ -29,7 +32,7 @@ help:
 	@echo "make test        typecheck + pytest + symbolic + mutants (what CI runs)"
 	@echo "make agent       build the Java agent that records a broker's trace (build/flowspec-agent.jar)"
 	@echo "make typecheck   mypy --strict on the packages"
-	@echo "make pytest      the test suite (PYTEST_ARGS='...' to pass options)"
+	@echo "make pytest      the test suite on two workers (PYTEST_ARGS='...' to pass options, PYTEST_WORKERS=0 for one process)"
 	@echo "make symbolic    CrossHair contract checks (python -m properties.symbolic)"
 	@echo "make check-deep  the test suite with HYPOTHESIS_PROFILE=deep"
 	@echo "make mutants     mutation check of the properties, and of the checker's rules and wire conditions within CI's time"
@@ -110,13 +113,13 @@ typecheck: $(STAMP)
 	$(BIN)/mypy --strict spec reference properties traces
 
 pytest: check-java $(STAMP) compiled agent
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(PYTEST_RUN) $(PYTEST_ARGS)
 
 symbolic: $(STAMP)
 	$(BIN)/python -m properties.symbolic
 
 check-deep: check-java $(STAMP) compiled
-	HYPOTHESIS_PROFILE=deep $(BIN)/pytest $(PYTEST_ARGS)
+	HYPOTHESIS_PROFILE=deep $(PYTEST_RUN) $(PYTEST_ARGS)
 
 # The checker's mutants (docs/checker-mutants.md): make mutants runs the part that fits CI's time,
 # make mutants-deep every scope. Both stage their run in mutants/ (removed by make clean).
