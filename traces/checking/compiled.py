@@ -132,7 +132,7 @@ def main() -> int:
     """``python -m traces.checking.compiled``: build, unless the build is already up to date."""
     path, why = compiled_path()
     if path is None:
-        print(f"{why}\ncompiling {len(COMPILED)} modules with mypyc (about a minute)", flush=True)
+        print(f"{why}\ncompiling {len(COMPILED)} modules with mypyc (2 to 3 minutes)", flush=True)
         build()
         path, why = compiled_path()
     print(why)
