@@ -10,14 +10,17 @@ catch it when the machines cannot reach the difference.
 ``python -m properties.mutants`` (``make mutants``) runs each mutant's machines with a fixed
 budget (derandomized, no database, no shrinking: the first failure is the catch), then its
 scenarios, prints per mutant the check that caught it and the time to the first failure, and
-ends with ``caught K of N mutants``; it exits non-zero if any mutant survives.
+ends with ``caught K of N mutants``; it exits non-zero if any mutant survives. It judges two
+mutants at a time, each in its own process (``--jobs``), and prints them in their order here.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from collections import deque
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 from hypothesis import HealthCheck, Phase, settings
@@ -471,24 +474,27 @@ def judge(mutant: type) -> Verdict:
     return Verdict(mutant.__name__, None, "; ".join(tried) or "nothing to run", time.perf_counter() - started)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     """Judge every mutant; print one line each and the score; non-zero if any survives."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jobs", type=int, default=2, help="mutants judged at a time, each in its own process (default: 2)")
+    args = parser.parse_args(argv)
     started = time.perf_counter()
     verdicts = []
-    for mutant in MUTANTS:
-        v = judge(mutant)
-        verdicts.append(v)
-        expected = getattr(mutant, "expected", "?")
-        if v.caught_by is None:
-            print(f"SURVIVED {v.mutant:<36} expected {expected}; tried {v.where} ({v.seconds:.1f}s)", flush=True)
-        else:
-            note = "" if v.caught_by == expected else f" (expected {expected})"
-            print(f"caught   {v.mutant:<36} by {v.caught_by}{note} in {v.where}, {v.seconds:.2f}s", flush=True)
+    with ProcessPoolExecutor(max_workers=max(args.jobs, 1)) as pool:
+        for mutant, v in zip(MUTANTS, pool.map(judge, MUTANTS)):
+            verdicts.append(v)
+            expected = getattr(mutant, "expected", "?")
+            if v.caught_by is None:
+                print(f"SURVIVED {v.mutant:<36} expected {expected}; tried {v.where} ({v.seconds:.1f}s)", flush=True)
+            else:
+                note = "" if v.caught_by == expected else f" (expected {expected})"
+                print(f"caught   {v.mutant:<36} by {v.caught_by}{note} in {v.where}, {v.seconds:.2f}s", flush=True)
     caught = [v for v in verdicts if v.caught_by is not None]
     times = sorted(v.seconds for v in caught)
     if times:
         print(f"time to catch: median {times[len(times) // 2]:.2f}s, worst {times[-1]:.2f}s")
-    print(f"total {time.perf_counter() - started:.1f}s")
+    print(f"total {time.perf_counter() - started:.1f}s ({max(args.jobs, 1)} at a time)")
     print(f"caught {len(caught)} of {len(verdicts)} mutants")
     return 0 if len(caught) == len(verdicts) else 1
 
