@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
-# pytest's workers (pytest-xdist): the tests that use Spark share one, so one Spark session runs.
+# pytest's workers (pytest-xdist): the tests that use Spark share one, so its session starts once.
 PYTEST_WORKERS ?= 2
 PYTEST_RUN = $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup
 

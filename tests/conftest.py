@@ -77,8 +77,10 @@ def bucket(s3_endpoint: str) -> str:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Groups for pytest-xdist's ``--dist loadgroup``: ``make pytest`` runs two workers, and pytest
     alone uses about one core of the two (its user time is 0.9 of its wall time). Every test that
-    uses Spark (the ``spark`` marker or fixture) runs on the same worker, so that a run still starts
-    one Spark session; each other test file runs whole on one worker, its module fixtures made once."""
+    uses Spark (the ``spark`` marker or fixture) runs on the same worker, so that the session-wide
+    SparkSession is started once, not once per worker; each other test file runs whole on one
+    worker, its module fixtures made once. A test without the marker that starts Spark itself
+    (``flowspec check`` called by the test) may run on the other worker, beside that session."""
     if not config.pluginmanager.hasplugin("xdist"):
         return  # pytest-xdist left out (``-p no:xdist``): no groups to read
     for item in items:
