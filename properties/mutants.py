@@ -478,10 +478,10 @@ def main(argv: list[str] | None = None) -> int:
     """Judge every mutant; print one line each and the score; non-zero if any survives."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=2, help="mutants judged at a time, each in its own process (default: 2)")
-    args = parser.parse_args(argv)
+    jobs = max(parser.parse_args(argv).jobs, 1)
     started = time.perf_counter()
     verdicts = []
-    with ProcessPoolExecutor(max_workers=max(args.jobs, 1)) as pool:
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
         for mutant, v in zip(MUTANTS, pool.map(judge, MUTANTS)):
             verdicts.append(v)
             expected = getattr(mutant, "expected", "?")
@@ -494,7 +494,7 @@ def main(argv: list[str] | None = None) -> int:
     times = sorted(v.seconds for v in caught)
     if times:
         print(f"time to catch: median {times[len(times) // 2]:.2f}s, worst {times[-1]:.2f}s")
-    print(f"total {time.perf_counter() - started:.1f}s ({max(args.jobs, 1)} at a time)")
+    print(f"total {time.perf_counter() - started:.1f}s ({jobs} at a time)")
     print(f"caught {len(caught)} of {len(verdicts)} mutants")
     return 0 if len(caught) == len(verdicts) else 1
 
