@@ -775,28 +775,31 @@ def judge(target: str, returncode: int, stdout: str, stderr: str, seconds: float
 VACUOUS_RETRY_FACTOR = 4
 
 
-def analyse(target: str, per_condition_timeout: float, deadline: float) -> Result:
+def analyse(targets: Sequence[str], per_condition_timeout: float, deadline: float) -> Result:
     """:func:`analyse_once`, and for a VACUOUS verdict once more with :data:`VACUOUS_RETRY_FACTOR`
     times the time per condition: CrossHair says "Unable to meet precondition" when its search
     found no input meeting the preconditions in its time, which a loaded machine can cause (a
     clean-clone CI run saw it once for ``spec.storepool.return_committed_buffer``, 3 s a
     condition, where every run before had met them). A precondition that no input meets stays
     VACUOUS in the second try too; the verdict is the second try's, its time both tries'."""
-    first = analyse_once(target, per_condition_timeout, deadline)
+    first = analyse_once(targets, per_condition_timeout, deadline)
     if first.verdict is not Verdict.VACUOUS:
         return first
-    second = analyse_once(target, per_condition_timeout * VACUOUS_RETRY_FACTOR, deadline)
+    second = analyse_once(targets, per_condition_timeout * VACUOUS_RETRY_FACTOR, deadline)
     note = f"VACUOUS at --per_condition_timeout={per_condition_timeout:g}; tried again at {per_condition_timeout * VACUOUS_RETRY_FACTOR:g}"
     return replace(second, seconds=first.seconds + second.seconds, details=(note, *second.details))
 
 
-def analyse_once(target: str, per_condition_timeout: float, deadline: float) -> Result:
-    """Run ``crosshair check`` on one function, killing it at ``deadline`` (a ``time.monotonic`` value)."""
+def analyse_once(targets: Sequence[str], per_condition_timeout: float, deadline: float) -> Result:
+    """Run one ``crosshair check`` process on these functions or modules (one function, in the
+    runner), killing it at ``deadline`` (a ``time.monotonic`` value). The result's target names
+    them all."""
+    target = " ".join(targets)
     start = time.monotonic()
     remaining = deadline - start
     if remaining <= 0:
         return Result(target, Verdict.ERROR, 0, 0.0, ("not started: the overall budget ran out",))
-    command = crosshair_command([target], per_condition_timeout)
+    command = crosshair_command(targets, per_condition_timeout)
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=remaining, check=False)
     except subprocess.TimeoutExpired:
@@ -809,7 +812,7 @@ def analyse_all(targets: Sequence[str], per_condition_timeout: float, budget: fl
     """Analyse each target in its own process, ``jobs`` at a time, yielding results in target order."""
     deadline = time.monotonic() + budget
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        yield from pool.map(lambda t: analyse(t, per_condition_timeout, deadline), targets)
+        yield from pool.map(lambda t: analyse([t], per_condition_timeout, deadline), targets)
 
 
 def describe(result: Result, width: int) -> str:

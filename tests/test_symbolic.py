@@ -1,21 +1,20 @@
 """CrossHair on the spec's contracts: it reports every planted bug, and the real contracts hold.
 
-Each test that runs CrossHair starts one ``crosshair check`` process (the command and the verdict
-logic are properties.symbolic's own) with short per-condition timeouts, and a second one only
-after a VACUOUS verdict.
+Each test that runs CrossHair starts one ``crosshair check`` process, through
+properties.symbolic's own ``analyse`` (its command, its verdicts, its second try after a VACUOUS
+verdict), with short per-condition timeouts.
 """
 
 from __future__ import annotations
 
 import importlib
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
 from properties import symbolic
-from properties.symbolic import DEFAULT_MODULES, VACUOUS_RETRY_FACTOR, Result, Verdict, contract_functions, crosshair_command, judge, main
+from properties.symbolic import DEFAULT_MODULES, Result, Verdict, contract_functions, judge, main
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -27,37 +26,27 @@ PLANTED = {
 }
 
 
-def crosshair(targets: list[str], per_condition_timeout: float) -> tuple[Result, str]:
-    """Run one ``crosshair check`` process from the repository root; its verdict and its stdout.
-    A VACUOUS verdict is tried once more with :data:`VACUOUS_RETRY_FACTOR` times the time per
-    condition, as :func:`properties.symbolic.analyse` does: the test suite's two workers share
-    the machine's two cores, and a loaded machine can leave a precondition unmet in its time."""
-    result, stdout = _crosshair_once(targets, per_condition_timeout)
-    if result.verdict is Verdict.VACUOUS:
-        return _crosshair_once(targets, per_condition_timeout * VACUOUS_RETRY_FACTOR)
-    return result, stdout
+#: The wall-clock seconds one test's CrossHair run may take, both tries (:func:`crosshair`).
+BUDGET = 600
 
 
-def _crosshair_once(targets: list[str], per_condition_timeout: float) -> tuple[Result, str]:
-    start = time.monotonic()
-    done = subprocess.run(
-        crosshair_command(targets, per_condition_timeout),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=max(120, 30 * per_condition_timeout),
-        check=False,
-    )
-    return judge(" ".join(targets), done.returncode, done.stdout, done.stderr, time.monotonic() - start), done.stdout
+def crosshair(targets: list[str], per_condition_timeout: float, monkeypatch: pytest.MonkeyPatch) -> Result:
+    """Run ``crosshair check`` from the repository root through :func:`properties.symbolic.analyse`,
+    which tries a VACUOUS verdict once more with more time per condition: the test suite's two
+    workers share the machine's two cores, and a loaded machine can leave a precondition unmet in
+    its time. The result's details are CrossHair's messages other than confirmations."""
+    monkeypatch.chdir(REPO)  # the planted modules import as ``tests.planted``
+    return symbolic.analyse(targets, per_condition_timeout, time.monotonic() + BUDGET)
 
 
-def test_crosshair_reports_a_counterexample_for_each_planted_bug() -> None:
-    result, stdout = crosshair(list(PLANTED), per_condition_timeout=2)
-    assert result.verdict is Verdict.COUNTEREXAMPLE, f"expected COUNTEREXAMPLE, got {result}"
+def test_crosshair_reports_a_counterexample_for_each_planted_bug(monkeypatch: pytest.MonkeyPatch) -> None:
+    result = crosshair(list(PLANTED), 2, monkeypatch)
+    said = "\n".join(result.details)
+    assert result.verdict is Verdict.COUNTEREXAMPLE, f"expected COUNTEREXAMPLE, got {result.verdict.value}:\n{said}"
     for module, function in PLANTED.items():
         path = module.replace(".", "/") + ".py"
-        reported = [line for line in stdout.splitlines() if path in line and f": error: false when calling {function}(" in line]
-        assert reported, f"expected a counterexample to {module}.{function}, CrossHair said:\n{stdout}"
+        reported = [line for line in result.details if path in line and f": error: false when calling {function}(" in line]
+        assert reported, f"expected a counterexample to {module}.{function}, CrossHair said:\n{said}"
 
 
 def postconditions(qualname: str) -> int:
@@ -67,23 +56,25 @@ def postconditions(qualname: str) -> int:
     return sum(line.strip().startswith("post:") for line in doc.splitlines())
 
 
-def test_the_component_contracts_hold() -> None:
+def test_the_component_contracts_hold(monkeypatch: pytest.MonkeyPatch) -> None:
     modules = ["spec.putlock", "spec.storepool", "spec.fastfailure"]
     # 4 s per condition: with 1 s, a machine at load average 3 sometimes ended with VACUOUS (a
     # precondition not yet satisfied on any path), though the same run passes on an idle machine;
     # with 2 s, a clean-clone CI run on a slow day did too (storepool's return_committed_buffer, whose four
     # preconditions on a list of files CrossHair had not met once in its 2 s).
-    result, stdout = crosshair(modules, per_condition_timeout=4)
-    assert result.verdict.passed, f"expected every contract to hold, got {result.verdict.value}:\n{stdout}"
+    result = crosshair(modules, 4, monkeypatch)
+    said = "\n".join(result.details)
+    assert result.verdict.passed, f"expected every contract to hold, got {result.verdict.value}:\n{said}"
     expected = sum(postconditions(f) for m in modules for f in contract_functions(m))
-    assert result.conditions == expected, f"expected {expected} conditions analysed, got {result.conditions}:\n{stdout}"
+    assert result.conditions == expected, f"expected {expected} conditions analysed, got {result.conditions}:\n{said}"
 
 
-def test_the_action_contract_that_stuck_lock_weakens_holds() -> None:
+def test_the_action_contract_that_stuck_lock_weakens_holds(monkeypatch: pytest.MonkeyPatch) -> None:
     """check_worker_throws_inside_lock with its profile precondition: no counterexample, precondition met."""
-    result, stdout = crosshair(["properties.symbolic.check_worker_throws_inside_lock"], per_condition_timeout=3)
-    assert result.verdict.passed, f"expected the contract to hold, got {result.verdict.value}:\n{stdout}"
-    assert result.conditions == 1, f"expected 1 condition analysed, got {result.conditions}:\n{stdout}"
+    result = crosshair(["properties.symbolic.check_worker_throws_inside_lock"], 3, monkeypatch)
+    said = "\n".join(result.details)
+    assert result.verdict.passed, f"expected the contract to hold, got {result.verdict.value}:\n{said}"
+    assert result.conditions == 1, f"expected 1 condition analysed, got {result.conditions}:\n{said}"
 
 
 def test_every_action_contract_and_every_component_contract_is_in_the_default_run() -> None:
@@ -143,19 +134,19 @@ def test_a_vacuous_verdict_is_tried_again_with_more_time(monkeypatch: pytest.Mon
     verdict stands (VACUOUS again fails the run). Other verdicts are not tried again."""
     tries: list[float] = []
 
-    def once(target: str, per_condition_timeout: float, deadline: float) -> Result:
+    def once(targets: list[str], per_condition_timeout: float, deadline: float) -> Result:
         tries.append(per_condition_timeout)
-        return Result(target, Verdict.VACUOUS if len(tries) == 1 else second, 1, 1.5, ())
+        return Result(" ".join(targets), Verdict.VACUOUS if len(tries) == 1 else second, 1, 1.5, ())
 
     monkeypatch.setattr(symbolic, "analyse_once", once)
-    result = symbolic.analyse("m.f", 3.0, time.monotonic() + 60)
+    result = symbolic.analyse(["m.f"], 3.0, time.monotonic() + 60)
     assert (result.verdict, tries, result.seconds) == (verdict, [3.0, 12.0], 3.0)
     assert result.details[0].startswith("VACUOUS at --per_condition_timeout=3; tried again at 12")
     tries.clear()
 
-    def proved(target: str, per_condition_timeout: float, deadline: float) -> Result:
+    def proved(targets: list[str], per_condition_timeout: float, deadline: float) -> Result:
         tries.append(per_condition_timeout)
-        return Result(target, Verdict.PROVED, 1, 1.0, ())
+        return Result(" ".join(targets), Verdict.PROVED, 1, 1.0, ())
 
     monkeypatch.setattr(symbolic, "analyse_once", proved)
-    assert (symbolic.analyse("m.f", 3.0, time.monotonic() + 60).verdict, tries) == (Verdict.PROVED, [3.0])
+    assert (symbolic.analyse(["m.f"], 3.0, time.monotonic() + 60).verdict, tries) == (Verdict.PROVED, [3.0])
