@@ -1147,6 +1147,30 @@ def test_a_request_the_trace_never_answers_joins_just_ahead_of_the_one_it_is_due
     assert [urgency(1, 2), urgency(3, 2), urgency(2, 3)] == [0, 0, 1]
 
 
+def test_a_request_the_trace_never_answers_holds_back_no_answered_one(tmp_path: Path) -> None:
+    """The order in which tasks reach an executor follows the order the trace answers them, but a
+    request the trace never answers is answered at no event: where it joins says nothing about
+    the others. Admin request 1 (answered at 300) may join ahead of request 2 (code 99999, never
+    answered), though 2 is due by 3's answer at 250; a request answered at 250 would hold 1
+    back. full-send-queue under 4.3.2, 10,000 steps: the true run queued an admin request ahead
+    of such a request, which the search ruled out, and it stopped at seq 215."""
+    from spec.profiles import ExecutorName
+    from spec.remoting import DispatchQueuesTask
+    from spec.state import initial_state
+
+    header = header_from_record(next(project(_recorded(tmp_path, "full-send-queue", "4.3.2", 6), Observation.BLACK_BOX)))
+    trace = header.trace_id
+
+    def waits(code: int) -> bool:
+        events = [_arrives(trace, 1, 100, 1, 28), _arrives(trace, 2, 101, 2, code), _arrives(trace, 3, 102, 3, 28), _answered(trace, 4, 250, 3, 0, None)]
+        events += [*([_answered(trace, 5, 250, 2, 0, None)] if code == 28 else []), _answered(trace, 6, 300, 1, 0, None)]
+        search = _witness_search(header, events)
+        s = _queued(dataclasses.replace(initial_state(header.config), now=102), ExecutorName.ADMIN, (3,), (), ((1, "TASK_CREATED"), (2, "TASK_CREATED")), {1: 28, 2: code, 3: 28})
+        return bool(search._out_of_order(s, DispatchQueuesTask(0), 1, search.answers.due[1], 3))
+
+    assert [waits(99999), waits(28)] == [False, True]
+
+
 def test_a_new_file_takes_the_buffer_the_commit_service_can_give_back(tmp_path: Path) -> None:
     """A send holds the put lock and the last file is full, so its put creates a file; the pool is
     empty, and the file before it is committed to its end: the commit service's return of that

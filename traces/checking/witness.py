@@ -99,7 +99,8 @@ follows one run instead, and lets the trace steer it:
   order the trace answers them all; none waits for a task whose queue is full, nor for one that
   must stay on its thread until a request a cleaner takes has arrived, nor for a request that
   the store refuses now and the trace serves, which cannot become a task until the store frees;
-  and a request the trace never answers waits for none, since nothing says when it joins); and,
+  and a request the trace never answers waits for none, nor does any wait for it, since nothing
+  says when it joins); and,
   *focused*,
   before an answer only the threads of the executor that runs the answered request move (its remoting threads' dispatch, its workers, the commit service for
   sends), before an arrival only the remoting threads, so that the progress of requests answered much later (an admin queue, a remoting
@@ -1408,7 +1409,9 @@ class _Search:
         """Whether handing this task to its executor now would put it ahead of one the trace
         answers first: another remoting thread holds a request for the same executor that its
         workers answer earlier, and that request can move on now (its queue not full, the store
-        not refusing it, no arrival it must wait for); or, for a task a cleaner answers at the
+        not refusing it, no arrival it must wait for). A request the trace never answers is
+        answered at no event, so none waits for it (its :attr:`_Answers.due` only times its own
+        steps). Or, for a task a cleaner answers at the
         head of the send queue, a send its workers answer before is not yet in the queue or on a
         worker."""
         own = s.io_threads[a.io_thread].request
@@ -1418,7 +1421,7 @@ class _Search:
                 continue
             if self.strategy.any_executor or route(self.replay.config, io.request.code) is executor:
                 other = io.request.id
-                if self.answers.due.get(other, _NEVER) < answered and self.answers.tag.get(other) not in _PAST_THE_WRITER and not self._waits_for_room(s, io) and not self._waits_for_the_store(s, io):
+                if other in self.answers.at and self.answers.due[other] < answered and self.answers.tag.get(other) not in _PAST_THE_WRITER and not self._waits_for_room(s, io) and not self._waits_for_the_store(s, io):
                     if not self._waits_for_arrival(s, io, k):
                         return True
         one_thread = executor is not None and self.replay.config.executor(executor).threads == 1
