@@ -22,6 +22,8 @@ import json
 import os
 import subprocess
 import sys
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +32,7 @@ import pytest
 from properties.explore import explore
 from properties.models import MODELS
 from spec.releases import PROFILES
-from traces.checking.compiled import BUILD, COMPILED, compiled_path
+from traces.checking.compiled import BUILD, COMPILED, compiled_path, zip_build
 from traces.checking.partial import Budgets, replay_partial
 from traces.format.project import project
 from traces.format.read import raw_records
@@ -100,6 +102,26 @@ def test_the_build_compiles_the_spec_and_the_replayer(compiled: Path) -> None:
     for name in COMPILED:
         extensions = list((compiled / name).parent.glob(Path(name).stem + ".cpython-*.so"))
         assert len(extensions) == 1, f"no compiled module for {name} in {compiled}"
+
+
+def test_builds_zipped_at_once_leave_one_whole_zip_and_no_earlier_one(tmp_path: Path) -> None:
+    """pytest's two workers may each start Spark, and each zips the build for the executors. A
+    clean-clone CI run failed when one removed the zips of earlier builds, the other's half
+    written zip among them, before the other moved it into place. Eight zips made at once, with
+    an earlier build's zip and another process's staging file beside them: the zip is whole, the
+    earlier one is gone, and the staging file is left alone."""
+    build = tmp_path / "compiled-spec"
+    (build / "spec").mkdir(parents=True)
+    (build / "spec" / "machine.py").write_text("x = 1\n")
+    zipped = tmp_path / "compiled-spec-0123456789abcdef.zip"
+    (tmp_path / "compiled-spec-fedcba9876543210.zip").write_bytes(b"an earlier build")
+    theirs = tmp_path / ".compiled-spec-0123456789abcdef-another.zip"
+    theirs.write_bytes(b"another process's zip in the making")
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(lambda _: zip_build(build, zipped), range(8)))
+    with zipfile.ZipFile(zipped) as z:
+        assert z.read("spec/machine.py") == b"x = 1\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([build.name, zipped.name, theirs.name])
 
 
 @pytest.mark.slow

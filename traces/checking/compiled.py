@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -96,11 +97,25 @@ def archive() -> tuple[Path | None, str]:
         return None, why
     zipped = BUILD.parent / f"{BUILD.name}-{_digest(path / MANIFEST)[:16]}.zip"
     if not zipped.is_file():
-        for old in BUILD.parent.glob(f"{BUILD.name}-*.zip"):
-            old.unlink()
-        staging = shutil.make_archive(str(zipped.with_suffix(".partial")), "zip", root_dir=path)
-        Path(staging).rename(zipped)
+        zip_build(path, zipped)
     return zipped, f"compiled spec: {zipped}"
+
+
+def zip_build(build: Path, zipped: Path) -> None:
+    """Zip the directory ``build`` as ``zipped`` and remove the zips of earlier builds beside it
+    (``<build's name>-*.zip``). Several processes may do this at once (pytest's two workers may
+    each start Spark): each writes its own staging file, hidden from the others' removal of old
+    zips, and moves it into place in one step, so a process never sees a zip half written, and
+    the last to finish replaces an identical one."""
+    for old in zipped.parent.glob(f"{build.name}-*.zip"):
+        if old != zipped:
+            old.unlink(missing_ok=True)
+    descriptor, staging = tempfile.mkstemp(prefix=f".{zipped.stem}-", suffix=".zip", dir=zipped.parent)
+    os.close(descriptor)
+    try:
+        os.replace(shutil.make_archive(staging.removesuffix(".zip"), "zip", root_dir=build), zipped)
+    finally:
+        Path(staging).unlink(missing_ok=True)
 
 
 def build() -> Path:
