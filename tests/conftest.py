@@ -79,8 +79,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     alone uses about one core of the two (its user time is 0.9 of its wall time). Every test that
     uses Spark (the ``spark`` marker or fixture) runs on the same worker, so that the session-wide
     SparkSession is started once, not once per worker; each other test file runs whole on one
-    worker, its module fixtures made once. A test without the marker that starts Spark itself
-    (``flowspec check`` called by the test) may run on the other worker, beside that session."""
+    worker, its module fixtures made once. A test that starts Spark itself (``flowspec check``
+    called in the test's process) carries the marker too: a probe that wrapped ``get_spark``
+    found eight without it, in test_traces_cli.py, test_agent.py and
+    test_traces_environment.py, which ran beside the session on the other worker."""
     if not config.pluginmanager.hasplugin("xdist"):
         return  # pytest-xdist left out (``-p no:xdist``): no groups to read
     for item in items:

@@ -208,6 +208,7 @@ def test_a_trace_with_a_foreign_task_is_conformant_at_queues_and_projected_to_bl
         assert replayed.verdict == "conformant", replayed
 
 
+@pytest.mark.spark
 def test_a_configuration_changed_while_recording_is_refused_as_incomplete(
     classes: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -219,6 +220,7 @@ def test_a_configuration_changed_while_recording_is_refused_as_incomplete(
     assert "field 'recording_incomplete'" in err and "the broker's configuration changed while it was recorded" in err
 
 
+@pytest.mark.spark
 def test_a_trace_with_lost_events_is_refused_as_incomplete(classes: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # A buffer of 4 events and a writer that starts only when the broker stops: the burst's events
     # cannot all be kept. (A writer 2 s late kept up on a loaded machine, where the JVM took longer
@@ -230,6 +232,7 @@ def test_a_trace_with_lost_events_is_refused_as_incomplete(classes: Path, tmp_pa
     assert "overload-5.3.3-queues/part-00000.jsonl:1: field 'recording_incomplete'" in err and "events lost: the agent's buffer (4 events) was full" in err
 
 
+@pytest.mark.spark
 def test_a_failing_hook_never_reaches_the_broker_and_marks_the_trace(
     classes: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -261,6 +264,7 @@ def test_a_broker_that_never_stopped_cleanly_leaves_no_header(classes: Path, tmp
         validate([str(tmp_path)])
 
 
+@pytest.mark.spark
 def test_more_dispatching_threads_than_the_header_says_mark_the_trace(
     classes: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -129,9 +129,9 @@ def test_the_compiled_spec_replays_and_explores_as_the_interpreted_spec(compiled
     paths = sorted(str(p) for p in EXAMPLES.glob("*.jsonl"))
     for i, workload in enumerate(sorted(WORKLOADS)):
         for version in sorted(PROFILES):
-            out = tmp_path / f"{workload}-{version}.jsonl"
-            record_workload(out, workload, version, EVENTS_PER_RECORDING, seed=i)
-            paths.append(str(out))
+            recorded = tmp_path / f"{workload}-{version}.jsonl"
+            record_workload(recorded, workload, version, EVENTS_PER_RECORDING, seed=i)
+            paths.append(str(recorded))
     env = {**os.environ, "PYTHONPATH": str(compiled), "PYTHONSAFEPATH": "1"}
     # The compiled build runs in a child process while this one runs the interpreted spec: on two
     # cores, side by side.

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 
+@pytest.mark.spark
 def test_invalid_input_exits_2_naming_only_the_bad_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "bad.jsonl").write_text('{"trace_id": "t", "seq": 0,\n')
     assert main(["check", str(EXAMPLES / "conformant-5.3.3.jsonl"), str(tmp_path / "bad.jsonl")]) == 2
@@ -24,6 +25,7 @@ def test_invalid_input_exits_2_naming_only_the_bad_file(tmp_path: Path, capsys: 
     assert "bad.jsonl:1: malformed JSON" in err and "conformant-5.3.3" not in err
 
 
+@pytest.mark.spark
 def test_invalid_input_with_json_prints_the_problems_as_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "bad.jsonl").write_text('{"trace_id": "t", "seq": 0,\n')
     assert main(["check", str(tmp_path / "bad.jsonl"), str(tmp_path / "absent.jsonl"), "--json"]) == 2
@@ -35,6 +37,7 @@ def test_invalid_input_with_json_prints_the_problems_as_json(tmp_path: Path, cap
     assert problem["file"] == str(tmp_path / "bad.jsonl") and problem["line"] == 1 and "malformed JSON" in problem["message"]
 
 
+@pytest.mark.spark
 def test_wrong_profile_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", str(EXAMPLES / "conformant-4.9.8.jsonl"), "--profile", "5.3.3"]) == 2
     assert "claims profile 4.9.8" in capsys.readouterr().err

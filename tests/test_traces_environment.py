@@ -117,6 +117,7 @@ def test_validation_refuses_a_malformed_environment_naming_the_field(tmp_path: P
     assert "t.jsonl:1: field" in str(refused.value) and message in str(refused.value)
 
 
+@pytest.mark.spark
 def test_flowspec_check_exits_2_on_a_malformed_environment(tmp_path: Path) -> None:
     records = _records(EXAMPLES / "faults-5.3.3.jsonl")
     records[0]["environment"]["ha_appends"] = "yes"
