@@ -884,6 +884,31 @@ def test_enough_tasks_must_be_able_to_join_between_two_tasks_a_cleaner_takes_one
     assert [dropped(140, 3, (1, 3), ((2, "RECEIVED"),)), dropped(140, 3, (1,), ((2, "RECEIVED"), (3, "RECEIVED")))] == [True, False]
 
 
+def test_a_request_that_must_be_between_two_cleaned_tasks_is_not_queued_before_the_first_arrives(tmp_path: Path) -> None:
+    """A cleaner takes request 3 at 160 ms with two tasks behind it, and request 4 at 170 with none:
+    one task is between them, and only request 2 can be it (request 1 arrives first and no request
+    arrives between 3 and 4). So 2 waits on its remoting thread until 3 has joined. With 2 queued
+    before 3 has even arrived, the state is dropped at once; with 2 on its thread, or still to
+    arrive, it passes. retry-storm under 4.3.2 (10,000 steps) lost its filler this way seven events
+    before the cleaned task arrived, which the bound saw only once that task was on its thread,
+    after every order of the steps between."""
+    from spec.codes import timeout_remark
+    from spec.profiles import ExecutorName
+    from spec.state import initial_state
+
+    header = header_from_record(next(project(_recorded(tmp_path, "many-topics", "5.3.3", 6), Observation.BLACK_BOX)))
+    trace, send = header.trace_id, ExecutorName.SEND
+    answers = [(160, 3, 2, timeout_remark(58, 2)), (170, 4, 2, timeout_remark(60, 0)), (300, 1, 0, None), (301, 2, 0, None)]
+    events = _sends_in_ts_order(trace, (100, 101, 102, 110), answers)
+    search = _witness_search(header, events)
+
+    def dropped(k: int, queue: tuple[int, ...], io: tuple[tuple[int, str], ...] = ()) -> bool:
+        s = dataclasses.replace(initial_state(header.config), now=events[k - 1]["ts"])
+        return bool(search._too_few_between(_queued(s, send, queue, io=io), k))
+
+    assert [dropped(2, (1, 2)), dropped(2, (1,), ((2, "TASK_CREATED"),)), dropped(1, (1,))] == [True, False, False]
+
+
 def test_a_task_a_cleaner_takes_joins_no_sooner_than_the_one_a_cleaner_takes_before_it(tmp_path: Path) -> None:
     """A queue's cleaned tasks join in the order the cleaners take them. Request 3, created at
     150 ms, is taken after request 4, created at 205, so it joins at 205 at the soonest, too late

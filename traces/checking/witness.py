@@ -56,7 +56,9 @@ follows one run instead, and lets the trace steer it:
   queue yet: those behind the first now, and the requests that may join between them (none a
   cleaner takes, none answered before the first) on remoting threads or arriving before the
   second must have joined (before an arrival that finds no remoting thread free while it waits:
-  those behind it and those refused on theirs hold theirs). A task a cleaner takes joins no
+  those behind it and those refused on theirs hold theirs); checked from before the first
+  arrives, since a request queued then is ahead of it, and those arriving before it count only
+  as long as they may wait on their remoting threads until it has joined. A task a cleaner takes joins no
   sooner than its creation, nor than the task a cleaner takes before it from that queue; a
   request an executor of one worker answers, no sooner than every request that worker answers
   first has arrived. And the states in which a fast-failure run scanning a queue finds a head past
@@ -288,6 +290,8 @@ class _Answers:
     #: a task a cleaner takes -> what must be between it and the next task a cleaner takes from its
     #: queue (:class:`_Between`), where the remarks say at least one task is
     between: dict[int, _Between] = field(default_factory=dict)
+    #: (event, task) for each task of :attr:`between`, in the order they arrive: the event at which it arrives
+    awaited: list[tuple[int, int]] = field(default_factory=list)
     #: a task a cleaner takes -> the soonest millisecond it can join its queue: not before its
     #: creation, nor before the task a cleaner takes from the queue before it can (:meth:`_read_between`)
     joins_from: dict[int, int] = field(default_factory=dict)
@@ -469,7 +473,9 @@ class _Answers:
                         held += 1
                 window = joining[bisect.bisect_right(joining, (arrived[x], _NEVER)) : bisect.bisect_left(joining, (joined_by, 0))]
                 coming = [event for event, z in window if z != y and self.may_be_between(z, x)]
-                self.between[x] = _Between(y, need, coming)
+                self.between[x] = _Between(y, need, coming, arrived[x])
+                self.awaited.append((arrived[x], x))
+        self.awaited.sort()
 
     def _read_drained(self, events: Sequence[Mapping[str, Any]], cleaned: Mapping[ExecutorName, list[int]]) -> None:
         """:attr:`drained`. Cleaners take only the head, so when a cleaner takes task X from a
@@ -523,6 +529,7 @@ class _Between:
     next: int  # the next task a cleaner takes from the queue
     need: int  # how many tasks at least are between the two
     coming: list[int]  # the events at which the requests arrive that may join between them, before the next must have joined
+    arrives: int  # the event at which the first arrives: a request that arrives before it joins between them only by waiting on its remoting thread
 
 
 class _Search:
@@ -1231,8 +1238,17 @@ class _Search:
         """Whether too few tasks can still join between a task a cleaner takes and the next one it
         takes from that queue, that one not having joined yet (:meth:`_Answers._read_between`):
         the tasks behind the first now, the requests on remoting threads that may join between,
-        and those arriving before the next must have joined."""
+        and those arriving before the next must have joined. Also for the next such first task
+        still to arrive: every task queued now is ahead of it, so the requests between must be
+        on remoting threads now or arrive from here on (one that joins its queue before that task
+        arrives is lost to it, which otherwise shows only once it has arrived, after every order
+        of the steps between)."""
         foreign = self.replay.environment.foreign_tasks
+        a = bisect.bisect_left(self.answers.awaited, (k, 0))
+        if a < len(self.answers.awaited):
+            x = self.answers.awaited[a][1]
+            if self.answers.executor[x] not in foreign and self._between_short(s, k, x, 0):
+                return True
         for e in s.executors:
             if e.queue and e.name not in foreign:
                 last = self._queue(e).last_cleaned
@@ -1247,7 +1263,8 @@ class _Search:
     def _between_short(self, s: BrokerState, k: int, x: int, behind: int) -> bool:
         """Whether fewer tasks than the trace needs can be between task ``x`` (``behind`` tasks
         behind it in its queue now) and the next task a cleaner takes from that queue, where that
-        one is not in the queue yet."""
+        one is not in the queue yet: those behind it, those on remoting threads, those arriving
+        before it (from event ``k``) and those arriving after it, before the next must have joined."""
         answers = self.answers
         between = answers.between.get(x)
         if between is None:
@@ -1263,7 +1280,13 @@ class _Search:
             and answers.executor.get(io.request.id) is executor
             and answers.may_be_between(io.request.id, x)
         )
-        return behind + held + len(between.coming) - bisect.bisect_left(between.coming, k) < between.need
+        joining = answers.joining.get(executor, []) if executor is not None and k < between.arrives else []
+        early = sum(
+            1
+            for _, z in joining[bisect.bisect_left(joining, (k, 0)) : bisect.bisect_left(joining, (between.arrives, 0))]
+            if answers.may_be_between(z, x)
+        )
+        return behind + held + early + len(between.coming) - bisect.bisect_left(between.coming, k) < between.need
 
     def _urgency(self, s: BrokerState, a: Action, k: int) -> int | None:
         """How many events ahead the trace answers the request a hidden step serves (0 for the
