@@ -1280,13 +1280,18 @@ class _Search:
             and answers.executor.get(io.request.id) is executor
             and answers.may_be_between(io.request.id, x)
         )
-        joining = answers.joining.get(executor, []) if executor is not None and k < between.arrives else []
-        early = sum(
-            1
-            for _, z in joining[bisect.bisect_left(joining, (k, 0)) : bisect.bisect_left(joining, (between.arrives, 0))]
-            if answers.may_be_between(z, x)
-        )
-        return behind + held + early + len(between.coming) - bisect.bisect_left(between.coming, k) < between.need
+        short = between.need - behind - held - len(between.coming) + bisect.bisect_left(between.coming, k)
+        if short <= 0 or executor is None or k >= between.arrives:
+            return short > 0
+        # The requests arriving before it, counted only until there are enough: the next such task
+        # may arrive thousands of events on, and this runs at every node.
+        joining = answers.joining.get(executor, [])
+        for n in range(bisect.bisect_left(joining, (k, 0)), bisect.bisect_left(joining, (between.arrives, 0))):
+            if answers.may_be_between(joining[n][1], x):
+                short -= 1
+                if short == 0:
+                    return False
+        return True
 
     def _urgency(self, s: BrokerState, a: Action, k: int) -> int | None:
         """How many events ahead the trace answers the request a hidden step serves (0 for the
