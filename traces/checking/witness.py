@@ -57,8 +57,8 @@ follows one run instead, and lets the trace steer it:
   cleaner takes, none answered before the first) on remoting threads or arriving before the
   second must have joined (before an arrival that finds no remoting thread free while it waits:
   those behind it and those refused on theirs hold theirs); checked from before the first
-  arrives, since a request queued then is ahead of it, and those arriving before it count only
-  as long as they may wait on their remoting threads until it has joined. A task a cleaner takes joins no
+  arrives, since a request queued then is ahead of it (those arriving before it count, as they
+  may wait on their remoting threads until it has joined). A task a cleaner takes joins no
   sooner than its creation, nor than the task a cleaner takes before it from that queue; a
   request an executor of one worker answers, no sooner than every request that worker answers
   first has arrived. And the states in which a fast-failure run scanning a queue finds a head past
@@ -474,8 +474,7 @@ class _Answers:
                 window = joining[bisect.bisect_right(joining, (arrived[x], _NEVER)) : bisect.bisect_left(joining, (joined_by, 0))]
                 coming = [event for event, z in window if z != y and self.may_be_between(z, x)]
                 self.between[x] = _Between(y, need, coming, arrived[x])
-                self.awaited.append((arrived[x], x))
-        self.awaited.sort()
+        self.awaited = sorted((between.arrives, x) for x, between in self.between.items())
 
     def _read_drained(self, events: Sequence[Mapping[str, Any]], cleaned: Mapping[ExecutorName, list[int]]) -> None:
         """:attr:`drained`. Cleaners take only the head, so when a cleaner takes task X from a
