@@ -1473,6 +1473,21 @@ def test_the_strategy_that_fits_runs_while_the_others_stall(tmp_path: Path) -> N
     assert found.search == "witness-first search (focused, full queues)", found
 
 
+def test_the_strategy_that_leads_the_race_takes_what_the_stalled_ones_leave(tmp_path: Path) -> None:
+    """slow-disk under 5.3.3, seed 0 (1,500 steps: 292 events at black-box), with only the race's
+    allowance (32 spec steps an event for each of the four strategies: 37,376): "answer order"
+    explains it in about 29,000 spec steps, more than a quarter of the allowance. When each
+    strategy had its own quarter, it stopped at seq 271 and the stalled ones spent theirs, so no
+    run was found within the race; now the allowance is shared and the leader takes what they
+    leave."""
+    from traces.checking.witness import _FIRST_TRY_STEPS, STRATEGIES
+
+    projected = list(project(_recorded(tmp_path, "slow-disk", "5.3.3", 1_500, seed=0), Observation.BLACK_BOX))
+    assert len(projected) == 293
+    found = _witness_within(projected, _FIRST_TRY_STEPS * len(STRATEGIES) * 292)
+    assert found.search == "witness-first search (answer order)" and found.steps > _FIRST_TRY_STEPS * 292, found
+
+
 @pytest.mark.parametrize("steps", [100, 40_000])
 def test_the_searches_are_freed_without_the_cyclic_collector(tmp_path: Path, steps: int) -> None:
     """The partial replay keeps Python's cyclic collector off while it searches. A search's
@@ -1578,15 +1593,15 @@ def test_a_black_box_budget_that_runs_out_names_both_searches(tmp_path: Path) ->
 
 
 def test_a_search_stopped_on_its_share_of_the_steps_names_that_share(tmp_path: Path) -> None:
-    # Each strategy's first try may take 32 spec steps an event: 1,856 for these 58 events. They
-    # stop there, and the message names that share, not the trace's 8,000 (nor, in the end, 1,856).
+    # The strategies' first tries may take 32 spec steps an event each, shared: 7,424 for these 58
+    # events. They stop there, and the message names that share, not the trace's 8,000.
     projected = list(project(_recorded(tmp_path, "slow-disk", "5.3.3", 300), Observation.BLACK_BOX))
     assert len(projected) == 59
     result = replay_partial(header_from_record(projected[0]), projected[1:], Budgets(candidates=5_000, steps=8_000, seconds=60, witness_share=1))
     assert result.verdict == "inconclusive"
     before, _, tries = result.detail.partition("; before it, the witness-first search found no run")
     assert before.endswith("steps budget (8000 spec steps) ran out")
-    assert tries.count("steps budget (1856 spec steps) ran out") == 4 and "8000" not in tries
+    assert tries.count("steps budget (7424 spec steps) ran out") == 4 and "8000" not in tries
 
 
 def _with_opaques(records: list[dict[str, Any]], opaque: Callable[[int], int]) -> list[dict[str, Any]]:

@@ -1692,8 +1692,9 @@ def find_witness(
 
     The share is spent in two rounds. A strategy whose guesses fit the trace finds its run in a
     few spec steps an event, and the others stall early. So in the first round the strategies
-    race (:func:`_race`) for the share, each for at most :data:`_FIRST_TRY_STEPS` spec steps an
-    event, backing up by whole events when stuck (:data:`_PATIENCE`). In the second round the
+    race (:func:`_race`) for the share, together for at most :data:`_FIRST_TRY_STEPS` spec steps
+    an event each (shared: the leader may take what the others leave), backing up by whole events
+    when stuck (:data:`_PATIENCE`). In the second round the
     strategies whose search stopped on a budget take what is left in turn, backing up one choice
     at a time: the one that explained the most events in the first round goes first, as the
     likeliest to fit, with half of it, and the others share the rest. A strategy that searched
@@ -1711,7 +1712,7 @@ def find_witness(
     replay.deadline = deadline
     replay.deadline_seconds = max(deadline - time.monotonic(), 0.0)
     searches = [_Search(replay, events, read, answers, strategy, _PATIENCE) for strategy in STRATEGIES]
-    found = _race(searches, _FIRST_TRY_STEPS * max(len(events), 1), steps_end)
+    found = _race(searches, _FIRST_TRY_STEPS * max(len(events), 1) * len(searches), steps_end)
     if isinstance(found, PartialResult):
         return found
     for search, why in zip(searches, found):
@@ -1746,7 +1747,11 @@ def _race(searches: Sequence[_Search], allowance: int, steps_end: int) -> Partia
     the rest of the trace in the fewest spec steps at its pace so far (:meth:`_Search.steps_to_go`).
     So the strategy that fits runs almost alone, one that stalls gives way without losing what it
     searched, and one stalled long falls behind one that moves slowly. ``allowance``: the spec
-    steps each search may take; ``steps_end``: the replay's spec steps at which the race ends."""
+    steps the searches may take in all, shared, not each's own: a search that leads takes what the
+    stalled ones leave, where an allowance of its own stopped it and let the stalled ones spend
+    theirs (slow-disk's "answer order" was 860 events from the end, about 35,000 spec steps at its
+    pace, when it ran out, and the others took 355,000 before the second round began it again);
+    ``steps_end``: the replay's spec steps at which the race ends."""
     replay = searches[0].replay
     why: dict[int, str] = {}  # each stopped search's place among them -> why it stopped
     turn = 0  # whose turn it is
@@ -1754,8 +1759,8 @@ def _race(searches: Sequence[_Search], allowance: int, steps_end: int) -> Partia
         while len(why) < len(searches):
             search = searches[turn]
             taken, explained = replay.steps, search.deepest
-            replay.step_limit = min(replay.steps + allowance - search.used, steps_end)
-            replay.step_share = replay.step_limit - (replay.steps - search.used)  # what this search may take in all
+            replay.step_limit = min(replay.steps + allowance - sum(other.used for other in searches), steps_end)
+            replay.step_share = allowance  # what the searches may take in all, for the message
             found = search.run(_TURN)
             if isinstance(found, PartialResult):
                 return dataclasses.replace(found, search=f"witness-first search ({search.strategy.name})")
@@ -1775,7 +1780,8 @@ def _race(searches: Sequence[_Search], allowance: int, steps_end: int) -> Partia
             search.close()  # those still paused
 
 
-#: The first round's try of each strategy, in spec steps an event: the survey's runs took 1–10.
+#: The first round's try of each strategy, in spec steps an event, shared in the race
+#: (:func:`_race`): the survey's runs took 1–10.
 _FIRST_TRY_STEPS = 32
 
 #: A turn of the first round's race, in spec steps (:func:`_race`).
