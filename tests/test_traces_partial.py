@@ -1601,7 +1601,7 @@ def test_a_search_stopped_on_its_share_of_the_steps_names_that_share(tmp_path: P
     assert result.verdict == "inconclusive"
     before, _, tries = result.detail.partition("; before it, the witness-first search found no run")
     assert before.endswith("steps budget (8000 spec steps) ran out")
-    assert tries.count("steps budget (7424 spec steps) ran out") == 4 and "8000" not in tries
+    assert tries.count("steps budget (7424 spec steps, shared by the first round's strategies) ran out") == 4 and "8000" not in tries
 
 
 def _with_opaques(records: list[dict[str, Any]], opaque: Callable[[int], int]) -> list[dict[str, Any]]:

@@ -188,6 +188,7 @@ class PartialReplay:
         self.events = 0
         self.step_limit = budgets.steps  # the current phase's share of the budgets
         self.step_share = budgets.steps  # the spec steps the current search may take in all, for the message
+        self.shared_by = ""  # who else takes from that share, for the message (", shared by ...")
         self.deadline = time.monotonic() + budgets.seconds
         self.deadline_seconds = budgets.seconds  # what the current deadline allows, for the message
         #: Which candidates the exhaustive search may drop (:mod:`traces.checking.reduction`); None:
@@ -199,7 +200,7 @@ class PartialReplay:
     def _count_step(self) -> None:
         self.steps += 1
         if self.steps > self.step_limit:
-            raise OutOfBudget(f"steps budget ({self.step_share} spec steps) ran out")
+            raise OutOfBudget(f"steps budget ({self.step_share} spec steps{self.shared_by}) ran out")
 
     def step(self, s: BrokerState, a: Action) -> tuple[BrokerState, tuple[Response, ...]] | None:
         """``a`` taken in ``s`` with what it wrote, or None if it is not enabled there."""

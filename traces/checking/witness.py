@@ -1713,6 +1713,7 @@ def find_witness(
     replay.deadline_seconds = max(deadline - time.monotonic(), 0.0)
     searches = [_Search(replay, events, read, answers, strategy, _PATIENCE) for strategy in STRATEGIES]
     found = _race(searches, _FIRST_TRY_STEPS * max(len(events), 1) * len(searches), steps_end)
+    replay.shared_by = ""  # the second round's strategies take their shares in turn
     if isinstance(found, PartialResult):
         return found
     for search, why in zip(searches, found):
@@ -1759,8 +1760,10 @@ def _race(searches: Sequence[_Search], allowance: int, steps_end: int) -> Partia
         while len(why) < len(searches):
             search = searches[turn]
             taken, explained = replay.steps, search.deepest
-            replay.step_limit = min(replay.steps + allowance - sum(other.used for other in searches), steps_end)
-            replay.step_share = allowance  # what the searches may take in all, for the message
+            spent = sum(other.used for other in searches)
+            replay.step_limit = min(replay.steps + allowance - spent, steps_end)
+            # what the searches may take in all, for the message
+            replay.step_share, replay.shared_by = replay.step_limit - (replay.steps - spent), ", shared by the first round's strategies"
             found = search.run(_TURN)
             if isinstance(found, PartialResult):
                 return dataclasses.replace(found, search=f"witness-first search ({search.strategy.name})")
