@@ -261,11 +261,18 @@ def _partial_replay(spark: Any, source: str, out: Path, level: Observation, budg
     medians = sorted(float(s.group(1)) for s in sizes if s)
     maxima = [int(s.group(2)) for s in sizes if s]
     verdicts = {v: sum(1 for t in check.traces if t.verdict == v) for v in ("conformant", "violation", "inconclusive")}
+    # The dataset's traces are copies of the base traces (:func:`replicate`), so a base trace whose
+    # search needs about the budget's seconds is decided in some copies and not in others, as the load goes.
+    copies: dict[str, list[int]] = {}  # base trace -> [copies decided, copies]
+    for t in check.traces:
+        tally = copies.setdefault(re.sub(r"-x\d+$", "", t.trace_id), [0, 0])
+        tally[0] += t.verdict != "inconclusive"
+        tally[1] += 1
     line = (
         f"- partial replay at {level.value} (budgets {budgets.candidates:,} candidates, {budgets.steps:,} steps, {budgets.seconds:g} s a trace, "
         f"the witness-first search's share {budgets.share(level):g}): "
         f"{verdicts}; candidates after an event, per trace: median of medians {medians[len(medians) // 2] if medians else 0:g}, "
-        f"largest {max(maxima, default=0):,}"
+        f"largest {max(maxima, default=0):,}; copies decided of each base trace: {', '.join(f'{base} {d}/{n}' for base, (d, n) in sorted(copies.items()))}"
     )
     print(line, flush=True)
     return m, line
