@@ -41,7 +41,9 @@ follows one run instead, and lets the trace steer it:
   every task behind it is still to join, and so for the next such request still to arrive,
   behind every task queued now); in which more tasks are ahead of it than the
   executor's workers can take before that answer (a worker takes another task only once it has
-  answered the one it holds); and in which the millisecond its remark gives for its creation has
+  answered the one it holds; for such a task on its remoting thread or the next still to arrive,
+  every task queued now is ahead of it, and so are those that must join between it and the task a
+  cleaner takes from the queue before it); and in which the millisecond its remark gives for its creation has
   passed without it. And the states in which a queue that an
   [OVERLOAD] of its executor says is full cannot fill by then: its tasks, the requests for it on
   remoting threads and those arriving before that answer (but those refused on the remoting
@@ -292,6 +294,9 @@ class _Answers:
     between: dict[int, _Between] = field(default_factory=dict)
     #: (event, task) for each task of :attr:`between`, in the order they arrive: the event at which it arrives
     awaited: list[tuple[int, int]] = field(default_factory=list)
+    #: a task a cleaner takes -> the task a cleaner takes from its queue just before it, where
+    #: :attr:`between` says tasks must be between the two
+    cleaned_before: dict[int, int] = field(default_factory=dict)
     #: a task a cleaner takes -> the soonest millisecond it can join its queue: not before its
     #: creation, nor before the task a cleaner takes from the queue before it can (:meth:`_read_between`)
     joins_from: dict[int, int] = field(default_factory=dict)
@@ -317,6 +322,8 @@ class _Answers:
     served: dict[ExecutorName, tuple[list[int], list[int]]] = field(default_factory=dict)
     #: the same for the requests a cleaner takes from its queue
     swept: dict[ExecutorName, tuple[list[int], list[int]]] = field(default_factory=dict)
+    #: executor -> (event, request), in order, for the requests a cleaner takes from its queue: the event at which each arrives
+    cleaned_arrivals: dict[ExecutorName, list[tuple[int, int]]] = field(default_factory=dict)
     #: executor -> (event, tasks, request), in event order, for each task a cleaner takes from its
     #: queue (at that event) before another it takes that cannot have joined by then: of the tasks
     #: behind the first then (its remark's count), all ahead of the second, the workers must take
@@ -388,7 +395,8 @@ class _Answers:
                 answers.counted_arrivals[executor] = counted
         for executor, joining in answers.joining.items():
             served = [(event, answers.at[request]) for event, request in joining if answers.tag.get(request, "[") in _WRITTEN_BY_A_WORKER]
-            swept = [(event, answers.at[request]) for event, request in joining if request in answers.behind]
+            answers.cleaned_arrivals[executor] = [(event, request) for event, request in joining if request in answers.behind]
+            swept = [(event, answers.at[request]) for event, request in answers.cleaned_arrivals[executor]]
             answers.served[executor], answers.swept[executor] = _soonest_from(served), _soonest_from(swept)
         answers.arrival_events = sorted(arrived.values())
         writers = sorted((at, request) for request, at in answers.at.items() if request in writing and answers.tag[request] == "")
@@ -475,6 +483,7 @@ class _Answers:
                 coming = [event for event, z in window if z != y and self.may_be_between(z, x)]
                 self.between[x] = _Between(y, need, coming, arrived[x])
         self.awaited = sorted((between.arrives, x) for x, between in self.between.items())
+        self.cleaned_before = {between.next: x for x, between in self.between.items()}
 
     def _read_drained(self, events: Sequence[Mapping[str, Any]], cleaned: Mapping[ExecutorName, list[int]]) -> None:
         """:attr:`drained`. Cleaners take only the head, so when a cleaner takes task X from a
@@ -1069,8 +1078,11 @@ class _Search:
         (:class:`_Queue` sums what depends on the queue alone). Once every worker has started, a
         request a worker answers that is still to join (on a remoting thread, or still to arrive:
         the soonest answered of those) joins behind every task in the queue, and the workers take
-        them all and it before its answer. Where a request the executor runs is never answered,
-        its worker may finish it unseen, so no bound is read."""
+        them all and it before its answer. Likewise for a task a cleaner takes that is on a
+        remoting thread or is the next such task still to arrive: it joins behind every task in
+        the queue, and behind those that must be between it and the task a cleaner takes before it
+        (:meth:`_still_between`), and the workers take them all before its answer. Where a request
+        the executor runs is never answered, its worker may finish it unseen, so no bound is read."""
         answers = self.answers
         if e.name in answers.silent:
             return False
@@ -1084,11 +1096,17 @@ class _Search:
             if io.request is not None and answers.executor.get(io.request.id) is e.name:
                 request = io.request.id
                 if request in answers.behind:
-                    if queue.waiting + self._still_between(queue, request) - bisect.bisect_left(freed, answers.at[request]) > spare:
+                    if queue.waiting + self._still_between(s, queue, request, k) - bisect.bisect_left(freed, answers.at[request]) > spare:
                         return True
                 elif started and answers.tag.get(request, "[") in _WRITTEN_BY_A_WORKER:
                     if queue.waiting + 1 - bisect.bisect_left(freed, answers.at[request]) > spare:
                         return True
+        cleaned = answers.cleaned_arrivals.get(e.name, [])
+        c = bisect.bisect_left(cleaned, (k, 0))
+        if c < len(cleaned):  # the next request still to arrive that a cleaner takes: it joins behind every task queued now
+            request = cleaned[c][1]
+            if queue.waiting + self._still_between(s, queue, request, k) - bisect.bisect_left(freed, answers.at[request]) > spare:
+                return True
         arriving, soonest = answers.served.get(e.name, ((), ()))
         later = bisect.bisect_left(arriving, k)
         return started and later < len(arriving) and queue.waiting + 1 - bisect.bisect_left(freed, soonest[later]) > spare
@@ -1143,16 +1161,23 @@ class _Search:
                     return True
         return False
 
-    def _still_between(self, queue: _Queue, request: int) -> int:
-        """How many tasks must still join between the last task in the queue that a cleaner takes
-        and ``request``, the next one a cleaner takes from it, not in the queue yet: what the
-        remarks say must be between them (:attr:`_Answers.between`) less the tasks behind that one
-        now. None is one a cleaner takes, so workers take them all before ``request``'s answer."""
-        if queue.last_cleaned is None:
+    def _still_between(self, s: BrokerState, queue: _Queue, request: int, k: int) -> int:
+        """How many tasks must still join between ``request``, a task a cleaner takes that is not
+        in the queue yet, and the task X a cleaner takes from the queue just before it: what the
+        remarks say must be between them (:attr:`_Answers.between`), less the tasks behind X now
+        where X is the last task in the queue that a cleaner takes; all of them where X is not in
+        the queue yet (on a remoting thread, or still to arrive), since they join behind it; none
+        where X has left. None is one a cleaner takes, so workers take them all before
+        ``request``'s answer."""
+        x = self.answers.cleaned_before.get(request)
+        if x is None:
             return 0
-        cleaned, behind = queue.last_cleaned
-        between = self.answers.between.get(cleaned)
-        return max(between.need - behind, 0) if between is not None and between.next == request else 0
+        need = self.answers.between[x].need
+        if queue.last_cleaned is not None and queue.last_cleaned[0] == x:
+            return max(need - queue.last_cleaned[1], 0)
+        if self.answers.between[x].arrives >= k or any(io.request is not None and io.request.id == x for io in s.io_threads):
+            return need
+        return 0
 
     def _arrival_forces_joins(self, s: BrokerState, k: int) -> bool:
         """Whether the next arrival finds no remoting thread free, or frees one only by queueing
@@ -1725,7 +1750,7 @@ def find_witness(
     tried.sort(key=lambda strategy: -stopped[strategy][0])  # the furthest first (ties in their order)
     for i, strategy in enumerate(tried):
         part = 2 if i == 0 and len(tried) > 1 else len(tried) - i  # the furthest takes half, the others share the rest
-        replay.step_share = (steps_end - replay.steps) // part
+        replay.step_share = max(steps_end - replay.steps, 0) // part
         replay.step_limit = replay.steps + replay.step_share
         replay.deadline_seconds = max(deadline - time.monotonic(), 0.0) / part
         replay.deadline = time.monotonic() + replay.deadline_seconds
