@@ -390,13 +390,12 @@ class _Answers:
                 answers.joining.setdefault(executor, []).append((arrived[request], request))
         answers.silent = {answers.executor[request] for request in answers.executor if request not in answers.at}
         for executor, joining in answers.joining.items():
-            counted = [(event, request) for event, request in joining if answers.behind.get(request, 0) > 0]
+            by_cleaners = answers.cleaned_arrivals[executor] = [(event, request) for event, request in joining if request in answers.behind]
+            counted = [(event, request) for event, request in by_cleaners if answers.behind[request] > 0]
             if counted:
                 answers.counted_arrivals[executor] = counted
-        for executor, joining in answers.joining.items():
             served = [(event, answers.at[request]) for event, request in joining if answers.tag.get(request, "[") in _WRITTEN_BY_A_WORKER]
-            answers.cleaned_arrivals[executor] = [(event, request) for event, request in joining if request in answers.behind]
-            swept = [(event, answers.at[request]) for event, request in answers.cleaned_arrivals[executor]]
+            swept = [(event, answers.at[request]) for event, request in by_cleaners]
             answers.served[executor], answers.swept[executor] = _soonest_from(served), _soonest_from(swept)
         answers.arrival_events = sorted(arrived.values())
         writers = sorted((at, request) for request, at in answers.at.items() if request in writing and answers.tag[request] == "")
@@ -1092,21 +1091,24 @@ class _Search:
         if queue.ahead_need is not None and queue.ahead_need > spare:
             return True
         started = len(e.workers) == self.replay.config.executor(e.name).threads  # a task submitted now joins the queue, behind them all
+
+        def cleaned_too_late(request: int) -> bool:
+            """Whether the workers cannot take the tasks ahead of ``request``, a task a cleaner takes that is not in the queue yet, before its answer."""
+            return queue.waiting + self._still_between(s, queue, request, k) - bisect.bisect_left(freed, answers.at[request]) > spare
+
         for io in s.io_threads:
             if io.request is not None and answers.executor.get(io.request.id) is e.name:
                 request = io.request.id
                 if request in answers.behind:
-                    if queue.waiting + self._still_between(s, queue, request, k) - bisect.bisect_left(freed, answers.at[request]) > spare:
+                    if cleaned_too_late(request):
                         return True
                 elif started and answers.tag.get(request, "[") in _WRITTEN_BY_A_WORKER:
                     if queue.waiting + 1 - bisect.bisect_left(freed, answers.at[request]) > spare:
                         return True
         cleaned = answers.cleaned_arrivals.get(e.name, [])
         c = bisect.bisect_left(cleaned, (k, 0))
-        if c < len(cleaned):  # the next request still to arrive that a cleaner takes: it joins behind every task queued now
-            request = cleaned[c][1]
-            if queue.waiting + self._still_between(s, queue, request, k) - bisect.bisect_left(freed, answers.at[request]) > spare:
-                return True
+        if c < len(cleaned) and cleaned_too_late(cleaned[c][1]):  # the next still to arrive: it joins behind every task queued now
+            return True
         arriving, soonest = answers.served.get(e.name, ((), ()))
         later = bisect.bisect_left(arriving, k)
         return started and later < len(arriving) and queue.waiting + 1 - bisect.bisect_left(freed, soonest[later]) > spare
@@ -1779,16 +1781,16 @@ def _race(searches: Sequence[_Search], allowance: int, steps_end: int) -> Partia
     pace, when it ran out, and the others took 355,000 before the second round began it again);
     ``steps_end``: the replay's spec steps at which the race ends."""
     replay = searches[0].replay
+    # Every spec step of the race is one of its searches', so one limit holds for all their turns.
+    replay.step_limit = min(replay.steps + allowance, steps_end)
+    # what the searches may take in all, for the message
+    replay.step_share, replay.shared_by = replay.step_limit - replay.steps, ", shared by the first round's strategies"
     why: dict[int, str] = {}  # each stopped search's place among them -> why it stopped
     turn = 0  # whose turn it is
     try:
         while len(why) < len(searches):
             search = searches[turn]
             taken, explained = replay.steps, search.deepest
-            spent = sum(other.used for other in searches)
-            replay.step_limit = min(replay.steps + allowance - spent, steps_end)
-            # what the searches may take in all, for the message
-            replay.step_share, replay.shared_by = replay.step_limit - (replay.steps - spent), ", shared by the first round's strategies"
             found = search.run(_TURN)
             if isinstance(found, PartialResult):
                 return dataclasses.replace(found, search=f"witness-first search ({search.strategy.name})")
