@@ -1436,12 +1436,13 @@ def test_the_full_queues_strategy_lets_a_worker_free_a_full_queue_before_an_arri
 
 
 def test_a_strategy_stuck_after_a_wrong_guess_backs_up_by_whole_events(tmp_path: Path) -> None:
-    """faults under 4.9.8 at black-box (1,500 steps, seed 2: 338 events): the "trace order"
-    strategy makes a wrong guess some events before seq 72 and, backing up one choice at a time,
-    searches every order of the hidden steps since and never gets past it within 40,000 spec
-    steps. Backing up by whole events (1, 2, 4, ...) once stuck for a while, it explains the whole
-    trace within the same spec steps (about 15,000). (Earlier examples stopped being examples as
-    the search learned: faults under 4.9.8, seed 1, at seq 34 once the tasks ahead of a cleaned
+    """faults under 5.3.3 at black-box (3,000 steps, seed 1: 656 events): the "trace order"
+    strategy makes a wrong guess some events before seq 376 and, backing up one choice at a time
+    (and trying the orders it learns there), searches every order of the hidden steps since and
+    never gets past it within 40,000 spec steps. Backing up by whole events (1, 2, 4, ...) once
+    stuck for a while, it explains the whole trace within the same spec steps (about 34,000).
+    (Earlier examples stopped being examples as the search learned: faults under 4.9.8, seed 2,
+    at seq 72 once it learned which held request joins first, seed 1 at seq 34 once the tasks ahead of a cleaned
     task still to arrive were counted, the bench's steady trace of 1,500 steps at seq 108 once the focused
     strategy gave the lock's holder its worker in time, slow-disk's seed 3 at seq 184 once it also
     took the tasks ahead of that holder, bursts' seed 0 at seq 161 once the writer that holds the
@@ -1450,7 +1451,7 @@ def test_a_strategy_stuck_after_a_wrong_guess_backs_up_by_whole_events(tmp_path:
     from traces.checking.partial import PartialReplay
     from traces.checking.witness import _PATIENCE, STRATEGIES
 
-    projected = list(project(_recorded(tmp_path, "faults", "4.9.8", 1_500, seed=2), Observation.BLACK_BOX))
+    projected = list(project(_recorded(tmp_path, "faults", "5.3.3", 3_000, seed=1), Observation.BLACK_BOX))
     header, events = header_from_record(projected[0]), projected[1:]
     trace_order = next(s for s in STRATEGIES if s.name == "trace order")
     outcomes = []
@@ -1459,7 +1460,7 @@ def test_a_strategy_stuck_after_a_wrong_guess_backs_up_by_whole_events(tmp_path:
         search = _strategy_search(replay, events, trace_order, patience)
         outcomes.append((search.run(), search.deepest))
     (stuck, deepest), (found, _) = outcomes
-    assert isinstance(stuck, str) and "stopped at seq 72" in stuck and deepest < len(events) * 2 // 3, stuck
+    assert isinstance(stuck, str) and "stopped at seq 376" in stuck and deepest < len(events) * 2 // 3, stuck
     assert isinstance(found, PartialResult), found
     _witness_follows_the_spec(projected, found)
 
@@ -1467,12 +1468,13 @@ def test_a_strategy_stuck_after_a_wrong_guess_backs_up_by_whole_events(tmp_path:
 def test_a_search_paused_between_turns_goes_on_where_it_stopped(tmp_path: Path) -> None:
     """The first round's strategies take turns (``_race``): a search resumed turn after turn must
     search exactly what it searches in one go, back-ups included, or a race would change what each
-    strategy finds. faults under 4.9.8, seed 2, backs up by whole events before it explains the
-    trace; in turns of 500 spec steps it takes the same spec steps to the same witness."""
+    strategy finds. faults under 5.3.3, seed 1 (3,000 steps), backs up by whole events and tries
+    the orders it learns before it explains the trace; in turns of 500 spec steps it takes the
+    same spec steps to the same witness."""
     from traces.checking.partial import PartialReplay
     from traces.checking.witness import _PATIENCE, STRATEGIES
 
-    projected = list(project(_recorded(tmp_path, "faults", "4.9.8", 1_500, seed=2), Observation.BLACK_BOX))
+    projected = list(project(_recorded(tmp_path, "faults", "5.3.3", 3_000, seed=1), Observation.BLACK_BOX))
     header, events = header_from_record(projected[0]), projected[1:]
     runs = []
     for turn in (None, 500):
@@ -1488,6 +1490,36 @@ def test_a_search_paused_between_turns_goes_on_where_it_stopped(tmp_path: Path) 
     # It paused (a turn ends at the first node past its 500 spec steps), and backed up by whole events.
     assert turns >= steps // 1_000 > 4 and search.gave_up
     assert (steps_in_turns, witness_in_turns) == (steps, witness)
+
+
+def test_a_search_stuck_where_a_task_a_cleaner_takes_should_have_joined_first_learns_that_order(tmp_path: Path) -> None:
+    """retry-storm under 4.3.2 at black-box (10,000 steps, seed 0: 3,316 events), "trace order"
+    without back-ups by whole events. Where two requests for the send queue wait on remoting
+    threads, its guess queues the one a worker answers (473, at event 989) ahead of the one a
+    cleaner takes (470, at event 983), which joins as late as it can; the true run queued 470
+    first. The trace shows it only at 470's answer, a hundred events later, and the search used to
+    stop there (seq 984) after every order of the steps since. Stuck there, it now goes back to
+    that join and tries 470 first, and explains the whole trace within 40,000 spec steps (about
+    20,500), having learned that one order."""
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import STRATEGIES
+
+    projected = list(project(_recorded(tmp_path, "retry-storm", "4.3.2", 10_000), Observation.BLACK_BOX))
+    header, events = header_from_record(projected[0]), projected[1:]
+    replay = PartialReplay(header, Budgets(candidates=5_000, steps=40_000, seconds=600, witness_share=1.0))
+    search = _strategy_search(replay, events, STRATEGIES[0])
+    found = search.run()
+    assert isinstance(found, PartialResult), found
+    assert {x: ys for x, ys in search.held_back.items() if ys} == {473: {470}}
+    _witness_follows_the_spec(projected, found)
+
+
+def test_the_orders_learned_where_the_search_was_stuck_stay(tmp_path: Path) -> None:
+    """many-topics under 5.3.3 at black-box (10,000 steps, seed 0: 1,898 events) stopped every
+    strategy at seq 54, and with that order learned, at seq 724: the witness-first search takes
+    three orders, each learned where it was stuck and kept once it got past, and explains the
+    trace within 60,000 spec steps (about 31,000)."""
+    _witness_within(list(project(_recorded(tmp_path, "many-topics", "5.3.3", 10_000), Observation.BLACK_BOX)), 60_000)
 
 
 def test_the_bench_steady_trace_is_explained_once_the_tasks_ahead_of_a_cleaned_task_still_to_arrive_are_counted(tmp_path: Path) -> None:

@@ -118,6 +118,12 @@ follows one run instead, and lets the trace steer it:
   every order of the hidden steps taken since before it reaches the guess. So in the first round
   a strategy that explains no new event for a while backs up by whole events, one, then two,
   four, ... (:meth:`_Search._back_up`); the second round backs up one choice at a time.
+- The guess most often wrong is which of two requests waiting on remoting threads for one queue
+  joins first: a task a cleaner takes joins as late as it can, so a task a worker answers later
+  goes ahead of it, and the trace contradicts that only at the cleaner's answer, tens of events
+  on. So a search that explains no new event for a while (in either round) first learns: it goes
+  back to such a join on its path and tries the other order, and keeps the order if it gets
+  past where it was stuck, else goes on as it was (:meth:`_Search._learn`).
 
 Soundness. The search only ever takes steps whose guard holds, from the spec's initial state, and
 matches every observed event with the responses it recorded: the path it returns *is* a run of
@@ -529,6 +535,16 @@ class _Answers:
         return request not in self.behind and self.tag.get(request) not in _REFUSED_ON_THE_REMOTING_THREAD and self.at.get(request, _NEVER) > self.at[x]
 
 
+@dataclass
+class _Learning:
+    """Where a search is stuck, the orders :meth:`_Search._learn` still has to try there."""
+
+    orders: list[tuple[int, tuple[BrokerState, Trail | None, int], int, int]]  # see :meth:`_Search._orders_to_try`
+    #: The order tried now: the place of its node on the path, the request held back, the one
+    #: that joins first, and the search it left (the frames and nodes above that place, the nodes searched)
+    trying: tuple[int, int, int, list[Iterator[tuple[BrokerState, int, Trail | None]]], list[tuple[BrokerState, Trail | None, int]], _Visited] | None = None
+
+
 @dataclass(frozen=True)
 class _Between:
     """What must be between a task a cleaner takes and the next one it takes from that queue (:meth:`_Answers._read_between`)."""
@@ -588,11 +604,17 @@ class _Search:
         # Where the depth-first search stands between two calls of :meth:`run`.
         self.visited = _Visited()
         self.frames: list[Iterator[tuple[BrokerState, int, Trail | None]]] = []  # each node's children still to try, the root's first
-        self.levels: list[int] = []  # the events explained by each frame's node
+        self.path: list[tuple[BrokerState, Trail | None, int]] = []  # each frame's node: its state, trail and the events it explains
         self.nodes = 1  # nodes searched
         self.progress = 0  # of the spec steps this search took, how many when the deepest node was last found
         self.jump = 1  # how many events the next back-up goes back
         self.used = 0  # the spec steps this search took
+        #: Orders learned where the search was stuck (:meth:`_learn`): a request a worker answers ->
+        #: the requests a cleaner takes earlier that join its queue before it while on a remoting
+        #: thread, and each of those -> the requests it joins before
+        self.held_back: dict[int, set[int]] = {}
+        self.hurried: dict[int, set[int]] = {}
+        self.learning: _Learning | None = None  # the orders still to try where the search is stuck now
 
     def run(self, turn: int | None = None) -> PartialResult | str | None:
         """Depth first from the initial state; with :attr:`patience`, backing up by whole events
@@ -600,14 +622,14 @@ class _Search:
         (None) once it has taken that many spec steps in this call, and the next call goes on
         where it paused: the first round's strategies take turns (:func:`_race`)."""
         replay, events = self.replay, self.events
-        if not self.levels:  # the first call
+        if not self.path:  # the first call
             ((root, trail),) = replay.candidates.items()
             if not events:
                 return replay.end()  # the initial state explains a trace with no event
             self.visited.first_time(root, 0)
             self.frames.append(self._children(root, trail, 0))
-            self.levels.append(0)
-        visited, frames, levels = self.visited, self.frames, self.levels
+            self.path.append((root, trail, 0))
+        frames, path = self.frames, self.path
         started = replay.steps - self.used  # the replay's steps when this search would have taken none
         pause_at = _NEVER if turn is None else replay.steps + turn
         paused = False
@@ -619,7 +641,7 @@ class _Search:
                 found = next(frames[-1], None)
                 if found is None:
                     frames.pop()
-                    levels.pop()
+                    path.pop()
                     continue
                 s, k, trail = found
                 if k == len(events):
@@ -627,7 +649,7 @@ class _Search:
                     replay.events = k
                     replay.sizes = [self.searched.get(i, 0) for i in range(len(events))]
                     return replay.end()
-                if not visited.first_time(s, k):
+                if not self.visited.first_time(s, k):
                     continue
                 self.nodes += 1
                 self.searched[k] = self.searched.get(k, 0) + 1
@@ -635,14 +657,18 @@ class _Search:
                     raise OutOfBudget(f"candidates budget ({replay.budgets.candidates * 20} states searched) ran out")
                 if k > self.deepest:
                     self.deepest, self.progress, self.jump, self.patience = k, replay.steps - started, 1, self.initial_patience
+                    self.learning = None  # past where it was stuck: the order it tried there stays
+                elif replay.steps - started - self.progress > (_PATIENCE if self.patience is None else self.patience) and self._learn():
+                    self.progress = replay.steps - started + (self.deepest - path[-1][2]) * _PACE
+                    continue
                 elif self.patience is not None and replay.steps - started - self.progress > self.patience:
-                    self._back_up(frames, levels, self.deepest - self.jump)
+                    self._back_up(self.deepest - self.jump)
                     self.progress, self.jump = replay.steps - started, self.jump * 2
                     if self.jump > self.deepest:  # back to the start: again from one event back, more patient
                         self.jump, self.patience = 1, self.patience * 2
                     continue
                 frames.append(self._children(s, trail, k))
-                levels.append(k)
+                path.append((s, trail, k))
         except OutOfBudget as e:
             return f"{self.strategy.name}: stopped at seq {events[self.deepest]['seq']} ({e})"
         finally:
@@ -664,7 +690,7 @@ class _Search:
         (events explained for spec steps taken) it kept so far."""
         return (len(self.events) - self.deepest) * self.used / max(self.deepest, 1)
 
-    def _back_up(self, frames: list[Iterator[tuple[BrokerState, int, Trail | None]]], levels: list[int], to: int) -> None:
+    def _back_up(self, to: int) -> None:
         """Give up the choices made since the node explaining ``to`` events went on to the next
         one: the frames of the nodes explaining more are dropped, and the last node explaining
         ``to`` tries its next child. A wrong guess events back (a lock taken too early, a task
@@ -673,10 +699,80 @@ class _Search:
         search is stuck again without a new event explained, it backs up twice as far. What it
         gives up is only what it does not try (a search that backed up never says it searched
         everything), and what it returns is still a path of enabled steps checked event by event."""
-        while len(frames) > 1 and levels[-1] > to:
-            frames.pop()
-            levels.pop()
+        while len(self.frames) > 1 and self.path[-1][2] > to:
+            self.frames.pop()
+            self.path.pop()
         self.gave_up = True
+
+    def _learn(self) -> bool:
+        """Where the search is stuck, go back to where a request a worker answers joined its queue
+        while a request a cleaner takes before that answer was on a remoting thread for the same
+        queue, and try again with that one joining first; False where no such order is left to try.
+
+        The search's guess is that a task a cleaner takes joins as late as it can, so that no more
+        tasks are behind it than its remark counts. Where it should have joined first, the trace
+        shows it only when the remarks' counts no longer fit, often at that task's own answer and
+        tens of events after the guess: backing up by whole events searches every order of the
+        hidden steps since then before it reaches the guess. The joins on the search's path (the
+        frames' nodes) are tried in turn, those whose request a cleaner takes is answered nearest
+        the event it is stuck at first (:data:`_ORDERS_TRIED` of them): from the node before the
+        join, with every node forgotten as searched (the order changes what is below them). An
+        order that takes the search past that event within its patience stays; one that does not
+        is dropped, and the search goes back to where it left off (its frames above that node, and
+        the nodes it had searched) before the next is tried. Where none is left, it goes on as it
+        would have (backing up, in the first round). Only the order in which two steps the spec
+        allows either way are tried changes, so what it returns is still a run of the spec.
+
+        Found on retry-storm under 4.3.2 and 4.9.8 and many-topics under 5.3.3 (10,000 steps),
+        which no strategy explained: held requests 473 and 470 at event 879, whose order shows only
+        at 470's answer at event 983; many-topics learns three such orders."""
+        learning = self.learning
+        if learning is None:
+            learning = self.learning = _Learning(self._orders_to_try())
+        elif learning.trying is not None:  # the order tried did not take it past: back to the search it left
+            place, x, y, frames, path, visited = learning.trying
+            self.held_back[x].discard(y)
+            self.hurried[y].discard(x)
+            del self.frames[place:], self.path[place:]
+            self.frames += frames
+            self.path += path
+            self.visited = visited
+            learning.trying = None
+        if not learning.orders:
+            return False
+        place, node, x, y = learning.orders.pop(0)
+        place = min(place, len(self.path))
+        learning.trying = (place, x, y, self.frames[place:], self.path[place:], self.visited)
+        self.held_back.setdefault(x, set()).add(y)
+        self.hurried.setdefault(y, set()).add(x)
+        del self.frames[place:], self.path[place:]
+        self.visited = _Visited()
+        self.visited.first_time(node[0], node[2])
+        self.frames.append(self._children(*node))
+        self.path.append(node)
+        self.jump, self.gave_up = 1, True
+        return True
+
+    def _orders_to_try(self) -> list[tuple[int, tuple[BrokerState, Trail | None, int], int, int]]:
+        """The joins :meth:`_learn` tries to reorder, best first: the place on the path of the node
+        before the join, that node, the request that joined, and the request on a remoting thread
+        that joins first instead."""
+        answers = self.answers
+        found: list[tuple[int, int, int, int]] = []  # (how far from the stuck event the held request is answered, place, x, y)
+        for place in range(len(self.path) - 1):
+            (s, trail, _), (_, after, _) = self.path[place], self.path[place + 1]
+            if after is trail or after is None or not isinstance(after.action, DispatchQueuesTask):
+                continue
+            joined = s.io_threads[after.action.io_thread].request
+            x = None if joined is None else joined.id
+            if x is None or x not in answers.at or answers.tag[x] not in _WRITTEN_BY_A_WORKER:
+                continue
+            for io in s.io_threads:
+                y = None if io.request is None else io.request.id
+                if y is not None and y != x and answers.tag.get(y) in CLEAN_QUEUE_TAGS and answers.executor.get(y) is answers.executor[x] and answers.at[y] < answers.at[x]:
+                    found.append((abs(answers.at[y] - self.deepest), place, x, y))
+        found.sort(key=lambda order: (order[0], -order[1]))  # the nearest first, and of those the latest join
+        return [(place, self.path[place], x, y) for _, place, x, y in found[:_ORDERS_TRIED]]
 
     def _children(self, s: BrokerState, trail: Trail | None, k: int) -> Iterator[tuple[BrokerState, int, Trail | None]]:
         """The children of a node, in the order they are tried (see the module docstring)."""
@@ -1345,6 +1441,9 @@ class _Search:
         if isinstance(a, (RateLimitHandlerAdmits, DispatchCreatesTask)):
             return 0
         if isinstance(a, DispatchQueuesTask) and answers.tag.get(request) in CLEAN_QUEUE_TAGS and answered > k:
+            ahead = [answers.due[x] for x in self.hurried.get(request, ()) if any(io.request is not None and io.request.id == x for io in s.io_threads)]
+            if ahead:  # an order learned (:meth:`_learn`): it joins when the request it joins before would
+                return max(min(ahead) - k, 0)
             return _NEVER - 1  # a task a cleaner answers waits at the head: it joins the queue as late as it can
         if request not in answers.at:
             # The trace never answers it: it moves along just ahead of the request it is due by
@@ -1470,9 +1569,12 @@ class _Search:
         worker."""
         own = s.io_threads[a.io_thread].request
         executor = None if own is None else route(self.replay.config, own.code)
+        held_back = self.held_back.get(request, ()) if isinstance(a, DispatchQueuesTask) else ()
         for io in s.io_threads:
             if io.request is None or io.request.id == request:
                 continue
+            if io.request.id in held_back and not self._waits_for_room(s, io) and not self._waits_for_the_store(s, io):
+                return True  # an order learned (:meth:`_learn`)
             if self.strategy.any_executor or route(self.replay.config, io.request.code) is executor:
                 other = io.request.id
                 if other in self.answers.at and self.answers.due[other] < answered and self.answers.tag.get(other) not in _PAST_THE_WRITER and not self._waits_for_room(s, io) and not self._waits_for_the_store(s, io):
@@ -1814,6 +1916,10 @@ def _race(searches: Sequence[_Search], allowance: int, steps_end: int) -> Partia
 #: (:func:`_race`): the survey's runs took 1–10.
 _FIRST_TRY_STEPS = 32
 
+#: The orders :meth:`_Search._learn` tries where a search is stuck: on the survey's recordings
+#: the one that took it past was the first or the second tried.
+_ORDERS_TRIED = 3
+
 #: A turn of the first round's race, in spec steps (:func:`_race`).
 _TURN = 2_000
 
@@ -1822,5 +1928,7 @@ _TURN = 2_000
 _PACE = 16
 
 #: In the first round, the spec steps a strategy may take without explaining a new event before
-#: it backs up by whole events (:meth:`_Search._back_up`); the second round backs up one choice at a time.
+#: it backs up by whole events (:meth:`_Search._back_up`), the second round backing up one choice
+#: at a time; in both, before it tries an order it learns (:meth:`_Search._learn`), and each such
+#: order's try has as many, besides :data:`_PACE` an event to where it was stuck.
 _PATIENCE = 2_000
