@@ -545,6 +545,17 @@ class _Learning:
     trying: tuple[int, int, int, list[Iterator[tuple[BrokerState, int, Trail | None]]], list[tuple[BrokerState, Trail | None, int]], _Visited] | None = None
 
 
+@dataclass
+class _Orders:
+    """The orders learned (:meth:`_Search._learn`), shared by the searches of a trace: the
+    strategies stall at the same events, from paths that differ little. An order one has tried
+    another does not try again, unless it took that one past where it was stuck: those it tries
+    first, and a search of the second round follows them from the start."""
+
+    tried: set[tuple[int, int]] = field(default_factory=set)  # (the request held back, the one that joins first)
+    kept: set[tuple[int, int]] = field(default_factory=set)
+
+
 @dataclass(frozen=True)
 class _Between:
     """What must be between a task a cleaner takes and the next one it takes from that queue (:meth:`_Answers._read_between`)."""
@@ -566,6 +577,7 @@ class _Search:
         answers: _Answers,
         strategy: Strategy,
         patience: int | None = None,
+        orders: _Orders | None = None,
     ) -> None:
         self.replay = replay
         self.events = events
@@ -615,6 +627,9 @@ class _Search:
         self.held_back: dict[int, set[int]] = {}
         self.hurried: dict[int, set[int]] = {}
         self.learning: _Learning | None = None  # the orders still to try where the search is stuck now
+        self.orders = _Orders() if orders is None else orders
+        for x, y in self.orders.kept:
+            self._hold_back(x, y)
 
     def run(self, turn: int | None = None) -> PartialResult | str | None:
         """Depth first from the initial state; with :attr:`patience`, backing up by whole events
@@ -657,7 +672,9 @@ class _Search:
                     raise OutOfBudget(f"candidates budget ({replay.budgets.candidates * 20} states searched) ran out")
                 if k > self.deepest:
                     self.deepest, self.progress, self.jump, self.patience = k, replay.steps - started, 1, self.initial_patience
-                    self.learning = None  # past where it was stuck: the order it tried there stays
+                    if self.learning is not None and self.learning.trying is not None:  # past where it was stuck: the order it tried there stays
+                        self.orders.kept.add(self.learning.trying[1:3])
+                    self.learning = None
                 elif replay.steps - started - self.progress > (_PATIENCE if self.patience is None else self.patience) and self._learn():
                     self.progress = replay.steps - started + (self.deepest - path[-1][2]) * _PACE
                     continue
@@ -743,8 +760,8 @@ class _Search:
         place, node, x, y = learning.orders.pop(0)
         place = min(place, len(self.path))
         learning.trying = (place, x, y, self.frames[place:], self.path[place:], self.visited)
-        self.held_back.setdefault(x, set()).add(y)
-        self.hurried.setdefault(y, set()).add(x)
+        self.orders.tried.add((x, y))
+        self._hold_back(x, y)
         del self.frames[place:], self.path[place:]
         self.visited = _Visited()
         self.visited.first_time(node[0], node[2])
@@ -753,12 +770,18 @@ class _Search:
         self.jump, self.gave_up = 1, True
         return True
 
+    def _hold_back(self, x: int, y: int) -> None:
+        """Follow an order learned (:meth:`_learn`): ``x`` joins its queue after ``y``."""
+        self.held_back.setdefault(x, set()).add(y)
+        self.hurried.setdefault(y, set()).add(x)
+
     def _orders_to_try(self) -> list[tuple[int, tuple[BrokerState, Trail | None, int], int, int]]:
         """The joins :meth:`_learn` tries to reorder, best first: the place on the path of the node
         before the join, that node, the request that joined, and the request on a remoting thread
         that joins first instead."""
         answers = self.answers
-        found: list[tuple[int, int, int, int]] = []  # (how far from the stuck event the held request is answered, place, x, y)
+        #: (whether no search kept it, how far from the stuck event the held request is answered, place, x, y)
+        found: list[tuple[bool, int, int, int, int]] = []
         for place in range(len(self.path) - 1):
             (s, trail, _), (_, after, _) = self.path[place], self.path[place + 1]
             if after is trail or after is None or not isinstance(after.action, DispatchQueuesTask):
@@ -769,10 +792,14 @@ class _Search:
                 continue
             for io in s.io_threads:
                 y = None if io.request is None else io.request.id
-                if y is not None and y != x and answers.tag.get(y) in CLEAN_QUEUE_TAGS and answers.executor.get(y) is answers.executor[x] and answers.at[y] < answers.at[x]:
-                    found.append((abs(answers.at[y] - self.deepest), place, x, y))
-        found.sort(key=lambda order: (order[0], -order[1]))  # the nearest first, and of those the latest join
-        return [(place, self.path[place], x, y) for _, place, x, y in found[:_ORDERS_TRIED]]
+                if y is None or y == x or answers.tag.get(y) not in CLEAN_QUEUE_TAGS or answers.executor.get(y) is not answers.executor[x]:
+                    continue
+                after_stuck = answers.at[y] - self.deepest
+                new = (x, y) not in self.orders.kept
+                if answers.at[y] < answers.at[x] and 0 <= after_stuck <= _ORDER_SHOWS_WITHIN and not (new and (x, y) in self.orders.tried) and y not in self.held_back.get(x, ()):
+                    found.append((new, after_stuck, place, x, y))
+        found.sort(key=lambda order: (order[0], order[1], -order[2]))  # those kept, then the nearest first, and of those the latest join
+        return [(place, self.path[place], x, y) for _, _, place, x, y in found[:_ORDERS_TRIED]]
 
     def _children(self, s: BrokerState, trail: Trail | None, k: int) -> Iterator[tuple[BrokerState, int, Trail | None]]:
         """The children of a node, in the order they are tried (see the module docstring)."""
@@ -1840,7 +1867,8 @@ def find_witness(
     tried = list(STRATEGIES)
     replay.deadline = deadline
     replay.deadline_seconds = max(deadline - time.monotonic(), 0.0)
-    searches = [_Search(replay, events, read, answers, strategy, _PATIENCE) for strategy in STRATEGIES]
+    orders = _Orders()
+    searches = [_Search(replay, events, read, answers, strategy, _PATIENCE, orders) for strategy in STRATEGIES]
     found = _race(searches, _FIRST_TRY_STEPS * max(len(events), 1) * len(searches), steps_end)
     replay.shared_by = ""  # the second round's strategies take their shares in turn
     if isinstance(found, PartialResult):
@@ -1858,7 +1886,7 @@ def find_witness(
         replay.step_limit = replay.steps + replay.step_share
         replay.deadline_seconds = max(deadline - time.monotonic(), 0.0) / part
         replay.deadline = time.monotonic() + replay.deadline_seconds
-        search = _Search(replay, events, read, answers, strategy)
+        search = _Search(replay, events, read, answers, strategy, orders=orders)
         again = search.run()
         if isinstance(again, PartialResult):
             return dataclasses.replace(again, search=f"witness-first search ({strategy.name})")
@@ -1919,6 +1947,12 @@ _FIRST_TRY_STEPS = 32
 #: The orders :meth:`_Search._learn` tries where a search is stuck: on the survey's recordings
 #: the one that took it past was the first or the second tried.
 _ORDERS_TRIED = 3
+
+#: How many events after the one a search is stuck at the task a cleaner takes of an order that
+#: :meth:`_Search._learn` tries may be answered: an order shows at that answer, or where the
+#: remarks' counts stop fitting a few events before it (0 and 8 on the survey's recordings; the
+#: orders of tasks answered before, or long after, never took a search past).
+_ORDER_SHOWS_WITHIN = 16
 
 #: A turn of the first round's race, in spec steps (:func:`_race`).
 _TURN = 2_000
