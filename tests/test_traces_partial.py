@@ -1514,6 +1514,27 @@ def test_a_search_stuck_where_a_task_a_cleaner_takes_should_have_joined_first_le
     _witness_follows_the_spec(projected, found)
 
 
+def test_a_search_follows_from_its_start_the_orders_another_kept(tmp_path: Path) -> None:
+    """The searches of a trace share the orders they learn (``_Orders``): a search of the second
+    round follows from its start those that took a search of the first past where it was stuck.
+    retry-storm under 4.3.2 (10,000 steps), "trace order" given 473 behind 470 as kept, explains
+    the trace without trying an order of its own, in fewer spec steps than learning it."""
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import STRATEGIES, _Answers, _Event, _Orders, _Search
+
+    projected = list(project(_recorded(tmp_path, "retry-storm", "4.3.2", 10_000), Observation.BLACK_BOX))
+    header, events = header_from_record(projected[0]), projected[1:]
+    steps = []
+    for orders in (_Orders(), _Orders(kept={(473, 470)})):
+        replay = PartialReplay(header, Budgets(candidates=5_000, steps=40_000, seconds=600, witness_share=1.0))
+        search = _Search(replay, events, [_Event(e) for e in events], _Answers.read(header.config, events), STRATEGIES[0], orders=orders)
+        found = search.run()
+        assert isinstance(found, PartialResult), found
+        steps.append((replay.steps, set(orders.tried)))
+    (learning, tried), (following, tried_too) = steps
+    assert tried == {(473, 470)} and tried_too == set() and following < learning, steps
+
+
 def test_the_orders_learned_where_the_search_was_stuck_stay(tmp_path: Path) -> None:
     """many-topics under 5.3.3 at black-box (10,000 steps, seed 0: 1,898 events) stopped every
     strategy at seq 54, and with that order learned, at seq 724: the witness-first search takes
