@@ -123,7 +123,8 @@ follows one run instead, and lets the trace steer it:
   goes ahead of it, and the trace contradicts that only at the cleaner's answer, tens of events
   on. So a search that explains no new event for a while (in either round) first learns: it goes
   back to such a join on its path and tries the other order, and keeps the order if it gets
-  past where it was stuck, else goes on as it was (:meth:`_Search._learn`).
+  past where it was stuck, else goes on as it was (:meth:`_Search._learn`); the searches of a
+  trace share the orders they learn (:class:`_Orders`).
 
 Soundness. The search only ever takes steps whose guard holds, from the spec's initial state, and
 matches every observed event with the responses it recorded: the path it returns *is* a run of
@@ -699,8 +700,10 @@ class _Search:
         """Drop the children still to try. Each frame's generator holds this search, so while it
         holds them the search is a cycle that only the cyclic collector frees, which the partial
         replay keeps off while it searches (:func:`traces.checking.partial._no_cyclic_gc`): the
-        first collection after it then had every node searched to scan (0.4 s of steady's 2.45 s)."""
+        first collection after it then had every node searched to scan (0.4 s of steady's 2.45 s).
+        An order's try holds the frames it left too (:meth:`_learn`)."""
         self.frames.clear()
+        self.learning = None
 
     def steps_to_go(self) -> float:
         """The spec steps this search would take to explain the rest of the trace, at the pace
@@ -731,9 +734,10 @@ class _Search:
         shows it only when the remarks' counts no longer fit, often at that task's own answer and
         tens of events after the guess: backing up by whole events searches every order of the
         hidden steps since then before it reaches the guess. The joins on the search's path (the
-        frames' nodes) are tried in turn, those whose request a cleaner takes is answered nearest
-        the event it is stuck at first (:data:`_ORDERS_TRIED` of them): from the node before the
-        join, with every node forgotten as searched (the order changes what is below them). An
+        frames' nodes) whose request a cleaner takes is answered at the event it is stuck at or
+        soon after (:data:`_ORDER_SHOWS_WITHIN`) are tried in turn, at most :data:`_ORDERS_TRIED`
+        of them (:meth:`_orders_to_try`): from the node before the join, with every node forgotten
+        as searched (the order changes what is below them). An
         order that takes the search past that event within its patience stays; one that does not
         is dropped, and the search goes back to where it left off (its frames above that node, and
         the nodes it had searched) before the next is tried. Where none is left, it goes on as it
@@ -776,11 +780,13 @@ class _Search:
         self.hurried.setdefault(y, set()).add(x)
 
     def _orders_to_try(self) -> list[tuple[int, tuple[BrokerState, Trail | None, int], int, int]]:
-        """The joins :meth:`_learn` tries to reorder, best first: the place on the path of the node
-        before the join, that node, the request that joined, and the request on a remoting thread
-        that joins first instead."""
+        """The joins :meth:`_learn` tries to reorder, best first (the orders another search kept,
+        then the nearest answer of the request held, then the latest join): the place on the path
+        of the node before the join, that node, the request that joined, and the request on a
+        remoting thread that joins first instead. An order this search follows, or that a search
+        tried and did not keep (:class:`_Orders`), is not tried."""
         answers = self.answers
-        #: (whether no search kept it, how far from the stuck event the held request is answered, place, x, y)
+        # (whether no search kept it, how far from the stuck event the held request is answered, place, x, y)
         found: list[tuple[bool, int, int, int, int]] = []
         for place in range(len(self.path) - 1):
             (s, trail, _), (_, after, _) = self.path[place], self.path[place + 1]
