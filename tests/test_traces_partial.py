@@ -1514,6 +1514,30 @@ def test_a_search_stuck_where_a_task_a_cleaner_takes_should_have_joined_first_le
     _witness_follows_the_spec(projected, found)
 
 
+def test_a_request_a_worker_answers_learns_to_wait_for_one_the_trace_never_answers(tmp_path: Path) -> None:
+    """full-send-queue under 4.3.2 at black-box (10,000 steps, seed 0: 3,684 events), "focused,
+    full queues" without back-ups by whole events. The admin queue has one worker. The search
+    queued 1354 (code 28, answered at event 3,058) as it arrived, before 1356 (code 99999, which
+    the trace never answers) had arrived; the true run held 1354 on its remoting thread until
+    1356 had come on the other and joined. The worker then took 1356 first, and 1354 later. The
+    trace shows the order only 400 events on, when an arrival finds both remoting threads waiting
+    for room in the full queue, and the search used to stop there (seq 3,052). Stuck there, seven
+    events before 1354's answer, it now tries 1354 behind the first request for its queue that
+    arrives after that join and that the trace never answers, and explains the whole trace within
+    40,000 spec steps (about 21,500)."""
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import STRATEGIES
+
+    projected = list(project(_recorded(tmp_path, "full-send-queue", "4.3.2", 10_000), Observation.BLACK_BOX))
+    header, events = header_from_record(projected[0]), projected[1:]
+    replay = PartialReplay(header, Budgets(candidates=5_000, steps=40_000, seconds=600, witness_share=1.0))
+    search = _strategy_search(replay, events, next(s for s in STRATEGIES if s.name == "focused, full queues"))
+    found = search.run()
+    assert isinstance(found, PartialResult), found
+    assert {x: ys for x, ys in search.held_back.items() if ys} == {1354: {1356}}
+    _witness_follows_the_spec(projected, found)
+
+
 def test_a_search_follows_from_its_start_the_orders_another_kept(tmp_path: Path) -> None:
     """The searches of a trace share the orders they learn (``_Orders``): a search of the second
     round follows from its start those that took a search of the first past where it was stuck.

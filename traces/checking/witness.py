@@ -121,10 +121,12 @@ follows one run instead, and lets the trace steer it:
 - The guess most often wrong is which of two requests waiting on remoting threads for one queue
   joins first: a task a cleaner takes joins as late as it can, so a task a worker answers later
   goes ahead of it, and the trace contradicts that only at the cleaner's answer, tens of events
-  on. So a search that explains no new event for a while (in either round) first learns: it goes
-  back to such a join on its path and tries the other order, and keeps the order if it gets
-  past where it was stuck, else goes on as it was (:meth:`_Search._learn`); the searches of a
-  trace share the orders they learn (:class:`_Orders`).
+  on. Likewise a request a worker answers joins as it comes, ahead of a request for its queue that
+  arrives later and that the trace never answers, which shows only when that queue is full. So a
+  search that explains no new event for a while (in either round) first learns: it goes back to
+  such a join on its path and tries the other order, and keeps the order if it gets past where
+  it was stuck, else goes on as it was (:meth:`_Search._learn`); the searches of a trace share
+  the orders they learn (:class:`_Orders`).
 
 Soundness. The search only ever takes steps whose guard holds, from the spec's initial state, and
 matches every observed event with the responses it recorded: the path it returns *is* a run of
@@ -623,8 +625,9 @@ class _Search:
         self.jump = 1  # how many events the next back-up goes back
         self.used = 0  # the spec steps this search took
         #: Orders learned where the search was stuck (:meth:`_learn`): a request a worker answers ->
-        #: the requests a cleaner takes earlier that join its queue before it while on a remoting
-        #: thread, and each of those -> the requests it joins before
+        #: the requests that join its queue before it (those a cleaner takes earlier, while on a
+        #: remoting thread; those the trace never answers, also while still to arrive), and each
+        #: of those -> the requests it joins before
         self.held_back: dict[int, set[int]] = {}
         self.hurried: dict[int, set[int]] = {}
         self.learning: _Learning | None = None  # the orders still to try where the search is stuck now
@@ -727,7 +730,8 @@ class _Search:
     def _learn(self) -> bool:
         """Where the search is stuck, go back to where a request a worker answers joined its queue
         while a request a cleaner takes before that answer was on a remoting thread for the same
-        queue, and try again with that one joining first; False where no such order is left to try.
+        queue, or before the next request for it that the trace never answers had arrived, and try
+        again with that one joining first; False where no such order is left to try.
 
         The search's guess is that a task a cleaner takes joins as late as it can, so that no more
         tasks are behind it than its remark counts. Where it should have joined first, the trace
@@ -744,9 +748,14 @@ class _Search:
         would have (backing up, in the first round). Only the order in which two steps the spec
         allows either way are tried changes, so what it returns is still a run of the spec.
 
+        A request the trace never answers shows where it joined only by how full its queue is, so
+        that kind is tried only where the queue is full at the node the search backed up to.
+
         Found on retry-storm under 4.3.2 and 4.9.8 and many-topics under 5.3.3 (10,000 steps),
         which no strategy explained: held requests 473 and 470 at event 879, whose order shows only
-        at 470's answer at event 983; many-topics learns three such orders."""
+        at 470's answer at event 983; many-topics learns three such orders. And on full-send-queue
+        under 4.3.2, whose admin queue (one worker) took 1354 ahead of 1356, never answered, and
+        was full 400 events on."""
         learning = self.learning
         if learning is None:
             learning = self.learning = _Learning(self._orders_to_try())
@@ -781,13 +790,22 @@ class _Search:
 
     def _orders_to_try(self) -> list[tuple[int, tuple[BrokerState, Trail | None, int], int, int]]:
         """The joins :meth:`_learn` tries to reorder, best first (the orders another search kept,
-        then the nearest answer of the request held, then the latest join): the place on the path
+        then the answer the order turns on nearest the stuck event, then the latest join): the place on the path
         of the node before the join, that node, the request that joined, and the request on a
-        remoting thread that joins first instead. An order this search follows, or that a search
-        tried and did not keep (:class:`_Orders`), is not tried."""
+        remoting thread (or, for a full queue, the next request for it that the trace never answers,
+        still to arrive then: :meth:`_unanswered_next`) that joins first instead. An order this
+        search follows, or that a search tried and did not keep (:class:`_Orders`), is not tried."""
         answers = self.answers
-        # (whether no search kept it, how far from the stuck event the held request is answered, place, x, y)
+        # (whether no search kept it, how far after the stuck event the answer it turns on comes, place, x, y)
         found: list[tuple[bool, int, int, int, int]] = []
+        stuck = self.path[-1][0]  # the node the search backed up to from where it is stuck
+        full = {e.name for e in stuck.executors if queue_full(self.replay.config, stuck, e.name)}
+
+        def consider(answer: int, place: int, x: int, y: int) -> None:
+            new = (x, y) not in self.orders.kept
+            if 0 <= answer - self.deepest <= _ORDER_SHOWS_WITHIN and not (new and (x, y) in self.orders.tried) and y not in self.held_back.get(x, ()):
+                found.append((new, answer - self.deepest, place, x, y))
+
         for place in range(len(self.path) - 1):
             (s, trail, _), (_, after, _) = self.path[place], self.path[place + 1]
             if after is trail or after is None or not isinstance(after.action, DispatchQueuesTask):
@@ -796,16 +814,28 @@ class _Search:
             x = None if joined is None else joined.id
             if x is None or x not in answers.at or answers.tag[x] not in _WRITTEN_BY_A_WORKER:
                 continue
+            unanswered = self._unanswered_next(x, self.path[place][2]) if answers.executor[x] in full else None
+            if unanswered is not None:
+                consider(answers.at[x], place, x, unanswered)
             for io in s.io_threads:
                 y = None if io.request is None else io.request.id
-                if y is None or y == x or answers.tag.get(y) not in CLEAN_QUEUE_TAGS or answers.executor.get(y) is not answers.executor[x]:
-                    continue
-                after_stuck = answers.at[y] - self.deepest
-                new = (x, y) not in self.orders.kept
-                if answers.at[y] < answers.at[x] and 0 <= after_stuck <= _ORDER_SHOWS_WITHIN and not (new and (x, y) in self.orders.tried) and y not in self.held_back.get(x, ()):
-                    found.append((new, after_stuck, place, x, y))
+                if y is not None and y != x and answers.tag.get(y) in CLEAN_QUEUE_TAGS and answers.executor.get(y) is answers.executor[x] and answers.at[y] < answers.at[x]:
+                    consider(answers.at[y], place, x, y)
         found.sort(key=lambda order: (order[0], order[1], -order[2]))  # those kept, then the nearest first, and of those the latest join
         return [(place, self.path[place], x, y) for _, _, place, x, y in found[:_ORDERS_TRIED]]
+
+    def _unanswered_next(self, x: int, k: int) -> int | None:
+        """The first request routed to ``x``'s executor that the trace never answers and that
+        arrives after ``k`` events, before ``x``'s answer; None if there is none."""
+        answers = self.answers
+        executor = answers.executor[x]
+        joining = [] if executor is None else answers.joining.get(executor, [])
+        for event, y in itertools.islice(joining, bisect.bisect_left(joining, (k, -1)), None):
+            if event >= answers.at[x]:
+                return None
+            if y not in answers.at:
+                return y
+        return None
 
     def _children(self, s: BrokerState, trail: Trail | None, k: int) -> Iterator[tuple[BrokerState, int, Trail | None]]:
         """The children of a node, in the order they are tried (see the module docstring)."""
@@ -1603,6 +1633,8 @@ class _Search:
         own = s.io_threads[a.io_thread].request
         executor = None if own is None else route(self.replay.config, own.code)
         held_back = self.held_back.get(request, ()) if isinstance(a, DispatchQueuesTask) else ()
+        if any(self.answers.arrival_events[other - 1] >= k for other in held_back):
+            return True  # an order learned (:meth:`_learn`): it joins after a request still to arrive
         for io in s.io_threads:
             if io.request is None or io.request.id == request:
                 continue
@@ -1954,10 +1986,11 @@ _FIRST_TRY_STEPS = 32
 #: the one that took it past was the first or the second tried.
 _ORDERS_TRIED = 3
 
-#: How many events after the one a search is stuck at the task a cleaner takes of an order that
-#: :meth:`_Search._learn` tries may be answered: an order shows at that answer, or where the
-#: remarks' counts stop fitting a few events before it (0 and 8 on the survey's recordings; the
-#: orders of tasks answered before, or long after, never took a search past).
+#: How many events after the one a search is stuck at the answer that an order
+#: :meth:`_Search._learn` tries turns on may come (the cleaner's, of the task that joins first; or
+#: the worker's, of the request held back behind one the trace never answers): an order shows at
+#: that answer, or where the remarks' counts stop fitting a few events before it (0 to 8 on the
+#: survey's recordings; the orders of tasks answered before, or long after, never took a search past).
 _ORDER_SHOWS_WITHIN = 16
 
 #: A turn of the first round's race, in spec steps (:func:`_race`).
