@@ -1514,6 +1514,27 @@ def test_a_search_stuck_where_a_task_a_cleaner_takes_should_have_joined_first_le
     _witness_follows_the_spec(projected, found)
 
 
+def test_an_order_may_show_a_few_events_before_the_search_is_stuck(tmp_path: Path) -> None:
+    """retry-storm under 4.3.2, seed 1 (10,000 steps: 3,316 events at black-box), "focused, full
+    queues" without back-ups by whole events. At 497 ms the search queued 497 (a worker answers it
+    at event 1,096) ahead of 496 (a cleaner takes it at event 1,087); the true run queued 496
+    first. The search is stuck at event 1,090, three events after 496's answer, where the orders
+    learned were only those whose answer comes at the stuck event or after it. Now those up to
+    four events before count too, and it explains the trace within 40,000 spec steps (about
+    27,000), learning three orders, the first 497 behind 496."""
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import STRATEGIES
+
+    projected = list(project(_recorded(tmp_path, "retry-storm", "4.3.2", 10_000, seed=1), Observation.BLACK_BOX))
+    header, events = header_from_record(projected[0]), projected[1:]
+    replay = PartialReplay(header, Budgets(candidates=5_000, steps=40_000, seconds=600, witness_share=1.0))
+    search = _strategy_search(replay, events, next(s for s in STRATEGIES if s.name == "focused, full queues"))
+    found = search.run()
+    assert isinstance(found, PartialResult), found
+    assert search.held_back[497] == {496}
+    _witness_follows_the_spec(projected, found)
+
+
 def test_a_request_a_worker_answers_learns_to_wait_for_one_the_trace_never_answers(tmp_path: Path) -> None:
     """full-send-queue under 4.3.2 at black-box (10,000 steps, seed 0: 3,684 events), "focused,
     full queues" without back-ups by whole events. The admin queue has one worker. The search
