@@ -538,14 +538,23 @@ class _Answers:
         return request not in self.behind and self.tag.get(request) not in _REFUSED_ON_THE_REMOTING_THREAD and self.at.get(request, _NEVER) > self.at[x]
 
 
+@dataclass(frozen=True)
+class _Try:
+    """An order :meth:`_Search._learn` tries, and the search it left to try it."""
+
+    order: tuple[int, int]  # the request held back, the one that joins first
+    place: int  # the place on the path of the node it goes back to
+    frames: list[Iterator[tuple[BrokerState, int, Trail | None]]]  # the frames above that place it left
+    path: list[tuple[BrokerState, Trail | None, int]]  # their nodes
+    visited: _Visited  # the nodes it had searched
+
+
 @dataclass
 class _Learning:
     """Where a search is stuck, the orders :meth:`_Search._learn` still has to try there."""
 
     orders: list[tuple[int, tuple[BrokerState, Trail | None, int], int, int]]  # see :meth:`_Search._orders_to_try`
-    #: The order tried now: the place of its node on the path, the request held back, the one
-    #: that joins first, and the search it left (the frames and nodes above that place, the nodes searched)
-    trying: tuple[int, int, int, list[Iterator[tuple[BrokerState, int, Trail | None]]], list[tuple[BrokerState, Trail | None, int]], _Visited] | None = None
+    trying: _Try | None = None  # the order tried now
 
 
 @dataclass
@@ -677,7 +686,7 @@ class _Search:
                 if k > self.deepest:
                     self.deepest, self.progress, self.jump, self.patience = k, replay.steps - started, 1, self.initial_patience
                     if self.learning is not None and self.learning.trying is not None:  # past where it was stuck: the order it tried there stays
-                        self.orders.kept.add(self.learning.trying[1:3])
+                        self.orders.kept.add(self.learning.trying.order)
                     self.learning = None
                 elif replay.steps - started - self.progress > (_PATIENCE if self.patience is None else self.patience) and self._learn():
                     self.progress = replay.steps - started + (self.deepest - path[-1][2]) * _PACE
@@ -760,19 +769,18 @@ class _Search:
         if learning is None:
             learning = self.learning = _Learning(self._orders_to_try())
         elif learning.trying is not None:  # the order tried did not take it past: back to the search it left
-            place, x, y, frames, path, visited = learning.trying
-            self.held_back[x].discard(y)
-            self.hurried[y].discard(x)
-            del self.frames[place:], self.path[place:]
-            self.frames += frames
-            self.path += path
-            self.visited = visited
+            left = learning.trying
+            self._let_go(*left.order)
+            del self.frames[left.place :], self.path[left.place :]
+            self.frames += left.frames
+            self.path += left.path
+            self.visited = left.visited
             learning.trying = None
         if not learning.orders:
             return False
         place, node, x, y = learning.orders.pop(0)
         place = min(place, len(self.path))
-        learning.trying = (place, x, y, self.frames[place:], self.path[place:], self.visited)
+        learning.trying = _Try((x, y), place, self.frames[place:], self.path[place:], self.visited)
         self.orders.tried.add((x, y))
         self._hold_back(x, y)
         del self.frames[place:], self.path[place:]
@@ -787,6 +795,11 @@ class _Search:
         """Follow an order learned (:meth:`_learn`): ``x`` joins its queue after ``y``."""
         self.held_back.setdefault(x, set()).add(y)
         self.hurried.setdefault(y, set()).add(x)
+
+    def _let_go(self, x: int, y: int) -> None:
+        """Drop an order :meth:`_hold_back` follows."""
+        self.held_back[x].discard(y)
+        self.hurried[y].discard(x)
 
     def _orders_to_try(self) -> list[tuple[int, tuple[BrokerState, Trail | None, int], int, int]]:
         """The joins :meth:`_learn` tries to reorder, best first (the orders another search kept,
@@ -807,14 +820,14 @@ class _Search:
                 found.append((new, abs(answer - self.deepest), place, x, y))
 
         for place in range(len(self.path) - 1):
-            (s, trail, _), (_, after, _) = self.path[place], self.path[place + 1]
+            (s, trail, level), (_, after, _) = self.path[place], self.path[place + 1]
             if after is trail or after is None or not isinstance(after.action, DispatchQueuesTask):
                 continue
             joined = s.io_threads[after.action.io_thread].request
             x = None if joined is None else joined.id
             if x is None or x not in answers.at or answers.tag[x] not in _WRITTEN_BY_A_WORKER:
                 continue
-            unanswered = self._unanswered_next(x, self.path[place][2]) if answers.executor[x] in full else None
+            unanswered = self._unanswered_next(x, level) if answers.executor[x] in full else None
             if unanswered is not None:
                 consider(answers.at[x], place, x, unanswered)
             for io in s.io_threads:
@@ -1336,7 +1349,7 @@ class _Search:
         need = self.answers.between[x].need
         if queue.last_cleaned is not None and queue.last_cleaned[0] == x:
             return max(need - queue.last_cleaned[1], 0)
-        if self.answers.between[x].arrives >= k or any(io.request is not None and io.request.id == x for io in s.io_threads):
+        if self.answers.between[x].arrives >= k or _on_a_remoting_thread(s, x):
             return need
         return 0
 
@@ -1504,7 +1517,7 @@ class _Search:
         if isinstance(a, (RateLimitHandlerAdmits, DispatchCreatesTask)):
             return 0
         if isinstance(a, DispatchQueuesTask) and answers.tag.get(request) in CLEAN_QUEUE_TAGS and answered > k:
-            ahead = [answers.due[x] for x in self.hurried.get(request, ()) if any(io.request is not None and io.request.id == x for io in s.io_threads)]
+            ahead = [answers.due[x] for x in self.hurried.get(request, ()) if _on_a_remoting_thread(s, x)]
             if ahead:  # an order learned (:meth:`_learn`): it joins when the request it joins before would
                 return max(min(ahead) - k, 0)
             return _NEVER - 1  # a task a cleaner answers waits at the head: it joins the queue as late as it can
@@ -1638,13 +1651,12 @@ class _Search:
         for io in s.io_threads:
             if io.request is None or io.request.id == request:
                 continue
-            if io.request.id in held_back and not self._waits_for_room(s, io) and not self._waits_for_the_store(s, io):
-                return True  # an order learned (:meth:`_learn`)
-            if self.strategy.any_executor or route(self.replay.config, io.request.code) is executor:
-                other = io.request.id
-                if other in self.answers.at and self.answers.due[other] < answered and self.answers.tag.get(other) not in _PAST_THE_WRITER and not self._waits_for_room(s, io) and not self._waits_for_the_store(s, io):
-                    if not self._waits_for_arrival(s, io, k):
-                        return True
+            other = io.request.id
+            learned = other in held_back  # an order learned (:meth:`_learn`)
+            earlier = (self.strategy.any_executor or route(self.replay.config, io.request.code) is executor) and other in self.answers.at and self.answers.due[other] < answered and self.answers.tag.get(other) not in _PAST_THE_WRITER
+            if (learned or earlier) and not self._waits_for_room(s, io) and not self._waits_for_the_store(s, io):
+                if learned or not self._waits_for_arrival(s, io, k):
+                    return True
         one_thread = executor is not None and self.replay.config.executor(executor).threads == 1
         cleaned = self.answers.tag.get(request) in CLEAN_QUEUE_TAGS and executor is ExecutorName.SEND
         if isinstance(a, DispatchQueuesTask) and executor is not None and (one_thread or cleaned):
@@ -1859,6 +1871,11 @@ def _answered_before(arrivals: tuple[list[int], list[int]] | None, k: int, answe
     arriving, soonest = arrivals
     later = bisect.bisect_left(arriving, k)
     return later < len(arriving) and soonest[later] < answer
+
+
+def _on_a_remoting_thread(s: BrokerState, request: int) -> bool:
+    """Whether a remoting thread holds ``request``."""
+    return any(io.request is not None and io.request.id == request for io in s.io_threads)
 
 
 def _request_served(s: BrokerState, a: Action) -> int | None:
