@@ -238,6 +238,23 @@ def _strategy_search(replay: Any, events: list[dict[str, Any]], strategy: Any, p
     return _Search(replay, events, [_Event(e) for e in events], _Answers.read(replay.config, events), strategy, patience)
 
 
+def _learning_search(tmp_path: Path, workload: str, profile: str, seed: int, strategy: str, steps: int) -> Any:
+    """One strategy's search, without back-ups by whole events, over a recording (10,000 steps)
+    projected to black-box: it finds a run within ``steps`` spec steps, which the full replay
+    follows; the search, to read what it learned."""
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import STRATEGIES
+
+    projected = list(project(_recorded(tmp_path, workload, profile, 10_000, seed=seed), Observation.BLACK_BOX))
+    header, events = header_from_record(projected[0]), projected[1:]
+    replay = PartialReplay(header, Budgets(candidates=5_000, steps=steps, seconds=600, witness_share=1.0))
+    search = _strategy_search(replay, events, next(s for s in STRATEGIES if s.name == strategy))
+    found = search.run()
+    assert isinstance(found, PartialResult), found
+    _witness_follows_the_spec(projected, found)
+    return search
+
+
 def _send_arrives(trace_id: str, seq: int, ts: int, opaque: int) -> dict[str, Any]:
     """A black-box record of a send's arrival."""
     return {"trace_id": trace_id, "seq": seq, "ts": ts, "kind": "RequestArrives", "code": 10, "topic": "TopicTest", "oneway": False, "request_id": opaque, "responses": []}
@@ -1501,17 +1518,8 @@ def test_a_search_stuck_where_a_task_a_cleaner_takes_should_have_joined_first_le
     stop there (seq 984) after every order of the steps since. Stuck there, it now goes back to
     that join and tries 470 first, and explains the whole trace within 40,000 spec steps (about
     20,500), having learned that one order."""
-    from traces.checking.partial import PartialReplay
-    from traces.checking.witness import STRATEGIES
-
-    projected = list(project(_recorded(tmp_path, "retry-storm", "4.3.2", 10_000), Observation.BLACK_BOX))
-    header, events = header_from_record(projected[0]), projected[1:]
-    replay = PartialReplay(header, Budgets(candidates=5_000, steps=40_000, seconds=600, witness_share=1.0))
-    search = _strategy_search(replay, events, STRATEGIES[0])
-    found = search.run()
-    assert isinstance(found, PartialResult), found
+    search = _learning_search(tmp_path, "retry-storm", "4.3.2", 0, "trace order", 40_000)
     assert {x: ys for x, ys in search.held_back.items() if ys} == {473: {470}}
-    _witness_follows_the_spec(projected, found)
 
 
 def test_an_order_may_show_a_few_events_before_the_search_is_stuck(tmp_path: Path) -> None:
@@ -1522,17 +1530,8 @@ def test_an_order_may_show_a_few_events_before_the_search_is_stuck(tmp_path: Pat
     learned were only those whose answer comes at the stuck event or after it. Now those up to
     four events before count too, and it explains the trace within 40,000 spec steps (about
     27,000), learning three orders, the first 497 behind 496."""
-    from traces.checking.partial import PartialReplay
-    from traces.checking.witness import STRATEGIES
-
-    projected = list(project(_recorded(tmp_path, "retry-storm", "4.3.2", 10_000, seed=1), Observation.BLACK_BOX))
-    header, events = header_from_record(projected[0]), projected[1:]
-    replay = PartialReplay(header, Budgets(candidates=5_000, steps=40_000, seconds=600, witness_share=1.0))
-    search = _strategy_search(replay, events, next(s for s in STRATEGIES if s.name == "focused, full queues"))
-    found = search.run()
-    assert isinstance(found, PartialResult), found
+    search = _learning_search(tmp_path, "retry-storm", "4.3.2", 1, "focused, full queues", 40_000)
     assert search.held_back[497] == {496}
-    _witness_follows_the_spec(projected, found)
 
 
 def test_a_request_a_worker_answers_learns_to_wait_for_one_the_trace_never_answers(tmp_path: Path) -> None:
@@ -1546,17 +1545,35 @@ def test_a_request_a_worker_answers_learns_to_wait_for_one_the_trace_never_answe
     events before 1354's answer, it now tries 1354 behind the first request for its queue that
     arrives after that join and that the trace never answers, and explains the whole trace within
     40,000 spec steps (about 21,500)."""
-    from traces.checking.partial import PartialReplay
-    from traces.checking.witness import STRATEGIES
-
-    projected = list(project(_recorded(tmp_path, "full-send-queue", "4.3.2", 10_000), Observation.BLACK_BOX))
-    header, events = header_from_record(projected[0]), projected[1:]
-    replay = PartialReplay(header, Budgets(candidates=5_000, steps=40_000, seconds=600, witness_share=1.0))
-    search = _strategy_search(replay, events, next(s for s in STRATEGIES if s.name == "focused, full queues"))
-    found = search.run()
-    assert isinstance(found, PartialResult), found
+    search = _learning_search(tmp_path, "full-send-queue", "4.3.2", 0, "focused, full queues", 40_000)
     assert {x: ys for x, ys in search.held_back.items() if ys} == {1354: {1356}}
-    _witness_follows_the_spec(projected, found)
+
+
+def test_a_request_a_worker_answers_learns_to_wait_for_one_the_trace_never_answers_on_a_remoting_thread(tmp_path: Path) -> None:
+    """steady under 4.3.2, seed 1 (10,000 steps: 2,086 events at black-box), "trace order"
+    without back-ups by whole events. The admin queue has one worker. At 1,073 ms 218 (code 28,
+    answered at event 413) and 219 (code 99999, which 4.3.2's trace never answers) waited on the
+    two remoting threads; the search queued 218 first, the true run 219 (and 220, 221 after it).
+    The worker's time on them shows only at event 412, where an arrival finds no remoting thread
+    free, and the search used to stop there (seq 413) whatever it tried. The order is now tried
+    where the queue is not full too, and the search explains the trace within 30,000 spec steps
+    (about 17,400), having learned 218 behind 219."""
+    search = _learning_search(tmp_path, "steady", "4.3.2", 1, "trace order", 30_000)
+    assert {x: ys for x, ys in search.held_back.items() if ys} == {218: {219}}
+
+
+def test_a_task_a_cleaner_takes_learns_to_wait_for_a_request_the_worker_answers_next(tmp_path: Path) -> None:
+    """slow-disk under 5.3.3, seed 1 (10,000 steps: 1,828 events at black-box), "trace order"
+    without back-ups by whole events. The admin queue has one worker. At 22,450 ms the search
+    queued 344 (a cleaner takes it at event 704, the remark counting 4 tasks behind it) as soon as
+    there was room; the true run held it on its remoting thread until 346, which arrived 74 ms
+    later and which the worker answers next after 344's answer, had joined. With 346 behind 344,
+    one task too many is behind it, and the search used to stop at seq 700. It now tries 344
+    behind 346, and explains the trace within 150,000 spec steps (about 92,000). An order of this
+    kind is not shared: the other searches do not follow it from their start."""
+    search = _learning_search(tmp_path, "slow-disk", "5.3.3", 1, "trace order", 150_000)
+    assert search.held_back[344] == {346}
+    assert (344, 346) not in search.orders.kept
 
 
 def test_a_search_follows_from_its_start_the_orders_another_kept(tmp_path: Path) -> None:

@@ -121,8 +121,10 @@ follows one run instead, and lets the trace steer it:
 - The guess most often wrong is which of two requests waiting on remoting threads for one queue
   joins first: a task a cleaner takes joins as late as it can, so a task a worker answers later
   goes ahead of it, and the trace contradicts that only at the cleaner's answer, tens of events
-  on. Likewise a request a worker answers joins as it comes, ahead of a request for its queue that
-  arrives later and that the trace never answers, which shows only when that queue is full. So a
+  on. Likewise a request a worker answers joins as it comes, ahead of a request for its queue
+  that the trace never answers, which shows only in how full that queue is and how long its
+  workers are busy; and a task a cleaner takes that could not wait any longer joins ahead of a
+  later request a worker answers, which shows only in the cleaner's remark. So a
   search that explains no new event for a while (in either round) first learns: it goes back to
   such a join on its path and tries the other order, and keeps the order if it gets past where
   it was stuck, else goes on as it was (:meth:`_Search._learn`); the searches of a trace share
@@ -142,7 +144,7 @@ import bisect
 import dataclasses
 import itertools
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -543,6 +545,7 @@ class _Try:
     """An order :meth:`_Search._learn` tries, and the search it left to try it."""
 
     order: tuple[int, int]  # the request held back, the one that joins first
+    shared: bool  # whether, once it takes the search past, the searches of the trace follow it (:class:`_Orders`)
     place: int  # the place on the path of the node it goes back to
     frames: list[Iterator[tuple[BrokerState, int, Trail | None]]]  # the frames above that place it left
     path: list[tuple[BrokerState, Trail | None, int]]  # their nodes
@@ -553,7 +556,7 @@ class _Try:
 class _Learning:
     """Where a search is stuck, the orders :meth:`_Search._learn` still has to try there."""
 
-    orders: list[tuple[int, tuple[BrokerState, Trail | None, int], int, int]]  # see :meth:`_Search._orders_to_try`
+    orders: list[tuple[int, tuple[BrokerState, Trail | None, int], int, int, int]]  # see :meth:`_Search._orders_to_try`
     trying: _Try | None = None  # the order tried now
 
 
@@ -686,7 +689,7 @@ class _Search:
                 if k > self.deepest:
                     self.deepest, self.progress, self.jump, self.patience = k, replay.steps - started, 1, self.initial_patience
                     if self.learning is not None and self.learning.trying is not None:  # past where it was stuck: the order it tried there stays
-                        self.orders.kept.add(self.learning.trying.order)
+                        self._keep(self.learning.trying)
                     self.learning = None
                 elif replay.steps - started - self.progress > (_PATIENCE if self.patience is None else self.patience) and self._learn():
                     self.progress = replay.steps - started + (self.deepest - path[-1][2]) * _PACE
@@ -737,19 +740,18 @@ class _Search:
         self.gave_up = True
 
     def _learn(self) -> bool:
-        """Where the search is stuck, go back to where a request a worker answers joined its queue
-        while a request a cleaner takes before that answer was on a remoting thread for the same
-        queue, or before the next request for it that the trace never answers had arrived, and try
-        again with that one joining first; False where no such order is left to try.
+        """Where the search is stuck, go back to where a request joined its queue ahead of one it
+        may have joined behind, and try again with the other joining first (the orders are listed
+        at :meth:`_orders_to_try`); False where no such order is left to try.
 
         The search's guess is that a task a cleaner takes joins as late as it can, so that no more
         tasks are behind it than its remark counts. Where it should have joined first, the trace
         shows it only when the remarks' counts no longer fit, often at that task's own answer and
         tens of events after the guess: backing up by whole events searches every order of the
         hidden steps since then before it reaches the guess. The joins on the search's path (the
-        frames' nodes) whose request a cleaner takes is answered near the event it is stuck at
+        frames' nodes) whose order shows in an answer near the event it is stuck at
         (:data:`_ORDER_SHOWN_BEFORE`, :data:`_ORDER_SHOWS_WITHIN`) are tried in turn, at most :data:`_ORDERS_TRIED`
-        of them (:meth:`_orders_to_try`): from the node before the join, with every node forgotten
+        of them: from the node before the join, with every node forgotten
         as searched (the order changes what is below them). An
         order that takes the search past that event within its patience stays; one that does not
         is dropped, and the search goes back to where it left off (its frames above that node, and
@@ -757,14 +759,14 @@ class _Search:
         would have (backing up, in the first round). Only the order in which two steps the spec
         allows either way are tried changes, so what it returns is still a run of the spec.
 
-        A request the trace never answers shows where it joined only by how full its queue is, so
-        that kind is tried only where the queue is full at the node the search backed up to.
-
         Found on retry-storm under 4.3.2 and 4.9.8 and many-topics under 5.3.3 (10,000 steps),
         which no strategy explained: held requests 473 and 470 at event 879, whose order shows only
-        at 470's answer at event 983; many-topics learns three such orders. And on full-send-queue
+        at 470's answer at event 983; many-topics learns three such orders. On full-send-queue
         under 4.3.2, whose admin queue (one worker) took 1354 ahead of 1356, never answered, and
-        was full 400 events on."""
+        was full 400 events on. On a second seed (1) of steady under 4.3.2, whose admin queue took
+        never-answered 219 ahead of 218 (both on remoting threads), and of slow-disk under 5.3.3,
+        which kept 344, taken by a cleaner, on its remoting thread until 346, still to arrive, had
+        joined."""
         learning = self.learning
         if learning is None:
             learning = self.learning = _Learning(self._orders_to_try())
@@ -778,9 +780,9 @@ class _Search:
             learning.trying = None
         if not learning.orders:
             return False
-        place, node, x, y = learning.orders.pop(0)
+        place, node, x, y, kind = learning.orders.pop(0)
         place = min(place, len(self.path))
-        learning.trying = _Try((x, y), place, self.frames[place:], self.path[place:], self.visited)
+        learning.trying = _Try((x, y), kind < 3, place, self.frames[place:], self.path[place:], self.visited)
         self.orders.tried.add((x, y))
         self._hold_back(x, y)
         del self.frames[place:], self.path[place:]
@@ -796,28 +798,53 @@ class _Search:
         self.held_back.setdefault(x, set()).add(y)
         self.hurried.setdefault(y, set()).add(x)
 
+    def _keep(self, tried: _Try) -> None:
+        """An order tried took the search past where it was stuck: this search follows it on, and
+        the others too (:class:`_Orders`), but for the third kind of :meth:`_orders_to_try`: that
+        one others may try again where they are stuck, but do not follow from their start. On the
+        bench's full-send-queue trace, such orders took first-round searches past one stall to a
+        later one; shared, they were followed from the start by the second round too, and the
+        trace was inconclusive within 120 s (2.1M spec steps) instead of conformant in 1,070,196."""
+        if tried.shared:
+            self.orders.kept.add(tried.order)
+        else:
+            self.orders.tried.discard(tried.order)
+
     def _let_go(self, x: int, y: int) -> None:
         """Drop an order :meth:`_hold_back` follows."""
         self.held_back[x].discard(y)
         self.hurried[y].discard(x)
 
-    def _orders_to_try(self) -> list[tuple[int, tuple[BrokerState, Trail | None, int], int, int]]:
-        """The joins :meth:`_learn` tries to reorder, best first (the orders another search kept,
-        then the answer the order turns on nearest the stuck event, then the latest join): the place on the path
-        of the node before the join, that node, the request that joined, and the request on a
-        remoting thread (or, for a full queue, the next request for it that the trace never answers,
-        still to arrive then: :meth:`_unanswered_next`) that joins first instead. An order this
-        search follows, or that a search tried and did not keep (:class:`_Orders`), is not tried."""
+    def _orders_to_try(self) -> list[tuple[int, tuple[BrokerState, Trail | None, int], int, int, int]]:
+        """The joins :meth:`_learn` tries to reorder, best first: the place on the path of the
+        node before the join, that node, the request X that joined, the request Y that joins
+        first instead, and the order's kind. Three kinds, tried in this order (after the orders another search kept; of
+        one kind, the answer the order turns on nearest the stuck event first, and of those the
+        latest join):
+
+        1. X a worker answers, Y on a remoting thread for the same queue then, a cleaner takes it
+           before X's answer (the order turns on Y's answer): the remarks' counts show it.
+        2. X a worker answers, Y for the same queue the trace never answers, on a remoting thread
+           then or, where the queue is full at the node the search backed up to, the next such
+           request still to arrive (:meth:`_next_to_arrive`). Y shows where it joined only by how
+           full its queue is and how long the workers are busy (the order turns on X's answer).
+        3. X a cleaner takes, Y a worker answers just after it (:meth:`_on_a_worker_when_cleaned`),
+           on a remoting thread for the same queue then or the next such request still to arrive:
+           ahead of X, Y is not among the tasks X's remark counts (the order turns on X's
+           answer). Tried last, and not followed by the other searches (:meth:`_keep`).
+
+        An order this search follows, or that a search tried and did not keep (:class:`_Orders`),
+        is not tried."""
         answers = self.answers
-        # (whether no search kept it, how far from the stuck event the answer it turns on comes, place, x, y)
-        found: list[tuple[bool, int, int, int, int]] = []
+        # (whether no search kept it, its kind, how far from the stuck event the answer it turns on comes, place, x, y)
+        found: list[tuple[bool, int, int, int, int, int]] = []
         stuck = self.path[-1][0]  # the node the search backed up to from where it is stuck
         full = {e.name for e in stuck.executors if queue_full(self.replay.config, stuck, e.name)}
 
-        def consider(answer: int, place: int, x: int, y: int) -> None:
+        def consider(kind: int, answer: int, place: int, x: int, y: int) -> None:
             new = (x, y) not in self.orders.kept
             if -_ORDER_SHOWN_BEFORE <= answer - self.deepest <= _ORDER_SHOWS_WITHIN and not (new and (x, y) in self.orders.tried) and y not in self.held_back.get(x, ()):
-                found.append((new, abs(answer - self.deepest), place, x, y))
+                found.append((new, kind, abs(answer - self.deepest), place, x, y))
 
         for place in range(len(self.path) - 1):
             (s, trail, level), (_, after, _) = self.path[place], self.path[place + 1]
@@ -825,28 +852,58 @@ class _Search:
                 continue
             joined = s.io_threads[after.action.io_thread].request
             x = None if joined is None else joined.id
-            if x is None or x not in answers.at or answers.tag[x] not in _WRITTEN_BY_A_WORKER:
+            if x is None or x not in answers.at:
                 continue
-            unanswered = self._unanswered_next(x, level) if answers.executor[x] in full else None
+            if answers.tag[x] in CLEAN_QUEUE_TAGS:  # it may have joined behind a request a worker answers after it
+                for io in s.io_threads:
+                    y = None if io.request is None else io.request.id
+                    if y is not None and y != x and self._on_a_worker_when_cleaned(y, x):
+                        consider(3, answers.at[x], place, x, y)
+                coming = self._next_to_arrive(x, level, lambda y: self._on_a_worker_when_cleaned(y, x))
+                if coming is not None:
+                    consider(3, answers.at[x], place, x, coming)
+                continue
+            if answers.tag[x] not in _WRITTEN_BY_A_WORKER:
+                continue
+            unanswered = self._next_to_arrive(x, level, lambda y: y not in answers.at) if answers.executor[x] in full else None
             if unanswered is not None:
-                consider(answers.at[x], place, x, unanswered)
+                consider(2, answers.at[x], place, x, unanswered)
             for io in s.io_threads:
                 y = None if io.request is None else io.request.id
-                if y is not None and y != x and answers.tag.get(y) in CLEAN_QUEUE_TAGS and answers.executor.get(y) is answers.executor[x] and answers.at[y] < answers.at[x]:
-                    consider(answers.at[y], place, x, y)
-        found.sort(key=lambda order: (order[0], order[1], -order[2]))  # those kept, then the nearest first, and of those the latest join
-        return [(place, self.path[place], x, y) for _, _, place, x, y in found[:_ORDERS_TRIED]]
+                if y is None or y == x or answers.executor.get(y) is not answers.executor[x]:
+                    continue
+                if answers.tag.get(y) in CLEAN_QUEUE_TAGS and answers.at[y] < answers.at[x]:
+                    consider(1, answers.at[y], place, x, y)
+                elif y not in answers.at:
+                    consider(2, answers.at[x], place, x, y)
+        found.sort(key=lambda order: (order[0], order[1], order[2], -order[3]))  # those kept, then by kind, the nearest first, and of those the latest join
+        return [(place, self.path[place], x, y, kind) for _, kind, _, place, x, y in found[:_ORDERS_TRIED]]
 
-    def _unanswered_next(self, x: int, k: int) -> int | None:
-        """The first request routed to ``x``'s executor that the trace never answers and that
-        arrives after ``k`` events, before ``x``'s answer; None if there is none."""
+    def _on_a_worker_when_cleaned(self, y: int, x: int) -> bool:
+        """Whether ``y``, which a worker answers, may have joined ``x``'s queue ahead of ``x``, which
+        a cleaner takes, and be answered after it, where the queue has one worker: a cleaner takes
+        only the head, so such a task was on the worker when ``x`` was taken, and is the first it
+        answers after ``x``'s answer. (With more workers, guessing among the first few they answer
+        after, full-send-queue under 5.3.3, seed 1, tried a dozen such orders on the send queue,
+        none of which took a search past where it was stuck: 248,472 spec steps instead of 138,191.)"""
+        answers = self.answers
+        executor = answers.executor[x]
+        if executor is None or self.replay.config.executor(executor).threads != 1 or answers.executor.get(y) is not executor:
+            return False
+        by_workers = answers.by_workers.get(executor, [])
+        first = bisect.bisect_right(by_workers, (answers.at[x], _NEVER))
+        return first < len(by_workers) and by_workers[first][1] == y and answers.tag.get(y) in _WRITTEN_BY_A_WORKER
+
+    def _next_to_arrive(self, x: int, k: int, which: Callable[[int], bool]) -> int | None:
+        """The first request routed to ``x``'s executor that arrives after ``k`` events, before
+        ``x``'s answer, of those ``which`` picks; None if there is none."""
         answers = self.answers
         executor = answers.executor[x]
         joining = [] if executor is None else answers.joining.get(executor, [])
         for event, y in itertools.islice(joining, bisect.bisect_left(joining, (k, -1)), None):
             if event >= answers.at[x]:
                 return None
-            if y not in answers.at:
+            if which(y):
                 return y
         return None
 
@@ -1517,6 +1574,8 @@ class _Search:
         if isinstance(a, (RateLimitHandlerAdmits, DispatchCreatesTask)):
             return 0
         if isinstance(a, DispatchQueuesTask) and answers.tag.get(request) in CLEAN_QUEUE_TAGS and answered > k:
+            if self._held_back_now(s, request, k):
+                return None
             ahead = [answers.due[x] for x in self.hurried.get(request, ()) if _on_a_remoting_thread(s, x)]
             if ahead:  # an order learned (:meth:`_learn`): it joins when the request it joins before would
                 return max(min(ahead) - k, 0)
@@ -1645,18 +1704,15 @@ class _Search:
         worker."""
         own = s.io_threads[a.io_thread].request
         executor = None if own is None else route(self.replay.config, own.code)
-        held_back = self.held_back.get(request, ()) if isinstance(a, DispatchQueuesTask) else ()
-        if any(self.answers.arrival_events[other - 1] >= k for other in held_back):
-            return True  # an order learned (:meth:`_learn`): it joins after a request still to arrive
+        if isinstance(a, DispatchQueuesTask) and self._held_back_now(s, request, k):
+            return True
         for io in s.io_threads:
             if io.request is None or io.request.id == request:
                 continue
             other = io.request.id
-            learned = other in held_back  # an order learned (:meth:`_learn`)
             earlier = (self.strategy.any_executor or route(self.replay.config, io.request.code) is executor) and other in self.answers.at and self.answers.due[other] < answered and self.answers.tag.get(other) not in _PAST_THE_WRITER
-            if (learned or earlier) and not self._waits_for_room(s, io) and not self._waits_for_the_store(s, io):
-                if learned or not self._waits_for_arrival(s, io, k):
-                    return True
+            if earlier and not self._waits_for_room(s, io) and not self._waits_for_the_store(s, io) and not self._waits_for_arrival(s, io, k):
+                return True
         one_thread = executor is not None and self.replay.config.executor(executor).threads == 1
         cleaned = self.answers.tag.get(request) in CLEAN_QUEUE_TAGS and executor is ExecutorName.SEND
         if isinstance(a, DispatchQueuesTask) and executor is not None and (one_thread or cleaned):
@@ -1670,6 +1726,17 @@ class _Search:
                 if other not in ahead:
                     return True
         return False
+
+    def _held_back_now(self, s: BrokerState, request: int, k: int) -> bool:
+        """Whether an order learned (:meth:`_learn`) keeps this request off its queue now: one
+        it joins after is still to arrive, or is on a remoting thread and can move on (its queue
+        not full, the store not refusing it)."""
+        held_back = self.held_back.get(request, ())
+        if not held_back:
+            return False
+        if any(self.answers.arrival_events[other - 1] >= k for other in held_back):
+            return True
+        return any(io.request is not None and io.request.id in held_back and not self._waits_for_room(s, io) and not self._waits_for_the_store(s, io) for io in s.io_threads)
 
     def _waits_for_arrival(self, s: BrokerState, io: IoThread, k: int) -> bool:
         """Whether a remoting thread's request must stay off its queue until the next request a
@@ -2004,8 +2071,8 @@ _FIRST_TRY_STEPS = 32
 _ORDERS_TRIED = 3
 
 #: How many events after the one a search is stuck at the answer that an order
-#: :meth:`_Search._learn` tries turns on may come (the cleaner's, of the task that joins first; or
-#: the worker's, of the request held back behind one the trace never answers): an order shows at
+#: :meth:`_Search._learn` tries turns on may come (:meth:`_Search._orders_to_try` says whose
+#: answer for each kind): an order shows at
 #: that answer, or where the remarks' counts stop fitting a few events before it (0 to 8 on the
 #: survey's recordings; the orders of tasks answered long after never took a search past).
 _ORDER_SHOWS_WITHIN = 16
