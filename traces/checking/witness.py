@@ -144,7 +144,7 @@ import bisect
 import dataclasses
 import itertools
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -826,10 +826,10 @@ class _Search:
            before X's answer (the order turns on Y's answer): the remarks' counts show it.
         2. X a worker answers, Y for the same queue the trace never answers, on a remoting thread
            then or, where the queue is full at the node the search backed up to, the next such
-           request still to arrive (:meth:`_next_to_arrive`). Y shows where it joined only by how
+           request still to arrive (:meth:`_unanswered_next`). Y shows where it joined only by how
            full its queue is and how long the workers are busy (the order turns on X's answer).
-        3. X a cleaner takes, Y a worker answers just after it (:meth:`_on_a_worker_when_cleaned`),
-           on a remoting thread for the same queue then or the next such request still to arrive:
+        3. X a cleaner takes, Y a worker answers just after it (:meth:`_answered_next_by_the_worker`),
+           on a remoting thread then or still to arrive:
            ahead of X, Y is not among the tasks X's remark counts (the order turns on X's
            answer). Tried last, and not followed by the other searches (:meth:`_keep`).
 
@@ -841,9 +841,13 @@ class _Search:
         stuck = self.path[-1][0]  # the node the search backed up to from where it is stuck
         full = {e.name for e in stuck.executors if queue_full(self.replay.config, stuck, e.name)}
 
+        # Where the answer an order turns on may come. (No second closure for it: compiled, two
+        # closures that call each other hold their scope, and with it this search, in a cycle.)
+        soonest, latest = self.deepest - _ORDER_SHOWN_BEFORE, self.deepest + _ORDER_SHOWS_WITHIN
+
         def consider(kind: int, answer: int, place: int, x: int, y: int) -> None:
             new = (x, y) not in self.orders.kept
-            if -_ORDER_SHOWN_BEFORE <= answer - self.deepest <= _ORDER_SHOWS_WITHIN and not (new and (x, y) in self.orders.tried) and y not in self.held_back.get(x, ()):
+            if soonest <= answer <= latest and not (new and (x, y) in self.orders.tried) and y not in self.held_back.get(x, ()):
                 found.append((new, kind, abs(answer - self.deepest), place, x, y))
 
         for place in range(len(self.path) - 1):
@@ -855,17 +859,13 @@ class _Search:
             if x is None or x not in answers.at:
                 continue
             if answers.tag[x] in CLEAN_QUEUE_TAGS:  # it may have joined behind a request a worker answers after it
-                for io in s.io_threads:
-                    y = None if io.request is None else io.request.id
-                    if y is not None and y != x and self._on_a_worker_when_cleaned(y, x):
-                        consider(3, answers.at[x], place, x, y)
-                coming = self._next_to_arrive(x, level, lambda y: self._on_a_worker_when_cleaned(y, x))
-                if coming is not None:
-                    consider(3, answers.at[x], place, x, coming)
+                y = self._answered_next_by_the_worker(x) if soonest <= answers.at[x] <= latest else None
+                if y is not None and (_on_a_remoting_thread(s, y) or level <= answers.arrival_events[y - 1] < answers.at[x]):
+                    consider(3, answers.at[x], place, x, y)
                 continue
             if answers.tag[x] not in _WRITTEN_BY_A_WORKER:
                 continue
-            unanswered = self._next_to_arrive(x, level, lambda y: y not in answers.at) if answers.executor[x] in full else None
+            unanswered = self._unanswered_next(x, level) if answers.executor[x] in full and soonest <= answers.at[x] <= latest else None
             if unanswered is not None:
                 consider(2, answers.at[x], place, x, unanswered)
             for io in s.io_threads:
@@ -879,31 +879,35 @@ class _Search:
         found.sort(key=lambda order: (order[0], order[1], order[2], -order[3]))  # those kept, then by kind, the nearest first, and of those the latest join
         return [(place, self.path[place], x, y, kind) for _, kind, _, place, x, y in found[:_ORDERS_TRIED]]
 
-    def _on_a_worker_when_cleaned(self, y: int, x: int) -> bool:
-        """Whether ``y``, which a worker answers, may have joined ``x``'s queue ahead of ``x``, which
-        a cleaner takes, and be answered after it, where the queue has one worker: a cleaner takes
-        only the head, so such a task was on the worker when ``x`` was taken, and is the first it
-        answers after ``x``'s answer. (With more workers, guessing among the first few they answer
-        after, full-send-queue under 5.3.3, seed 1, tried a dozen such orders on the send queue,
-        none of which took a search past where it was stuck: 248,472 spec steps instead of 138,191.)"""
+    def _answered_next_by_the_worker(self, x: int) -> int | None:
+        """Of a queue of one worker, the request that worker answers first after ``x``'s answer,
+        ``x`` a task a cleaner takes; None if there is none, or the queue has several workers.
+        A cleaner takes only the head, so a task that joined ahead of ``x`` and is answered after
+        it was on the worker when ``x`` was taken: this one. (With more workers, guessing among
+        the first few they answer after, full-send-queue under 5.3.3, seed 1, tried a dozen such
+        orders on the send queue, none of which took a search past where it was stuck: 248,472
+        spec steps instead of 138,191.)"""
         answers = self.answers
         executor = answers.executor[x]
-        if executor is None or self.replay.config.executor(executor).threads != 1 or answers.executor.get(y) is not executor:
-            return False
+        if executor is None or self.replay.config.executor(executor).threads != 1:
+            return None
         by_workers = answers.by_workers.get(executor, [])
         first = bisect.bisect_right(by_workers, (answers.at[x], _NEVER))
-        return first < len(by_workers) and by_workers[first][1] == y and answers.tag.get(y) in _WRITTEN_BY_A_WORKER
+        if first == len(by_workers):
+            return None
+        y = by_workers[first][1]
+        return y if answers.tag.get(y) in _WRITTEN_BY_A_WORKER else None
 
-    def _next_to_arrive(self, x: int, k: int, which: Callable[[int], bool]) -> int | None:
-        """The first request routed to ``x``'s executor that arrives after ``k`` events, before
-        ``x``'s answer, of those ``which`` picks; None if there is none."""
+    def _unanswered_next(self, x: int, k: int) -> int | None:
+        """The first request routed to ``x``'s executor that the trace never answers and that
+        arrives after ``k`` events, before ``x``'s answer; None if there is none."""
         answers = self.answers
         executor = answers.executor[x]
         joining = [] if executor is None else answers.joining.get(executor, [])
         for event, y in itertools.islice(joining, bisect.bisect_left(joining, (k, -1)), None):
             if event >= answers.at[x]:
                 return None
-            if which(y):
+            if y not in answers.at:
                 return y
         return None
 
