@@ -636,10 +636,10 @@ class _Search:
         self.progress = 0  # of the spec steps this search took, how many when the deepest node was last found
         self.jump = 1  # how many events the next back-up goes back
         self.used = 0  # the spec steps this search took
-        #: Orders learned where the search was stuck (:meth:`_learn`): a request a worker answers ->
-        #: the requests that join its queue before it (those a cleaner takes earlier, while on a
-        #: remoting thread; those the trace never answers, also while still to arrive), and each
-        #: of those -> the requests it joins before
+        #: Orders learned where the search was stuck (:meth:`_learn`, the kinds at
+        #: :meth:`_orders_to_try`): a request held back -> the requests that join its queue before
+        #: it (it waits on its remoting thread while one is still to arrive, or on a thread and
+        #: free to move), and each of those -> the requests it joins before
         self.held_back: dict[int, set[int]] = {}
         self.hurried: dict[int, set[int]] = {}
         self.learning: _Learning | None = None  # the orders still to try where the search is stuck now
@@ -858,14 +858,15 @@ class _Search:
             x = None if joined is None else joined.id
             if x is None or x not in answers.at:
                 continue
+            shows = soonest <= answers.at[x] <= latest  # whether an order turning on x's answer may be tried
             if answers.tag[x] in CLEAN_QUEUE_TAGS:  # it may have joined behind a request a worker answers after it
-                y = self._answered_next_by_the_worker(x) if soonest <= answers.at[x] <= latest else None
+                y = self._answered_next_by_the_worker(x) if shows else None
                 if y is not None and (_on_a_remoting_thread(s, y) or level <= answers.arrival_events[y - 1] < answers.at[x]):
                     consider(3, answers.at[x], place, x, y)
                 continue
             if answers.tag[x] not in _WRITTEN_BY_A_WORKER:
                 continue
-            unanswered = self._unanswered_next(x, level) if answers.executor[x] in full and soonest <= answers.at[x] <= latest else None
+            unanswered = self._unanswered_next(x, level) if shows and answers.executor[x] in full else None
             if unanswered is not None:
                 consider(2, answers.at[x], place, x, unanswered)
             for io in s.io_threads:
