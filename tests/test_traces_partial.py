@@ -524,8 +524,8 @@ def test_with_the_pool_enabled_the_lock_is_due_for_the_busy_answer_after_a_rejec
     held long. Where the pool is enabled, the last millisecond to take the lock for a
     [PCBUSY_CLEAN_QUEUE] after it counts too: at 85 ms, the lock held from then on is too late
     for the [REJECTREQUEST] at 100 ms (it needs the lock by 79) but in time for the
-    [PCBUSY_CLEAN_QUEUE] at 110 (by 89), so the clock's step to 95 passes a millisecond at which
-    the lock is due. Without the pool, the [REJECTREQUEST] is the lock's, and nothing is due.
+    [PCBUSY_CLEAN_QUEUE] at 110 (by 89), so the clock's step to 95 passes 89, the last millisecond
+    at which the lock is due. Without the pool, the [REJECTREQUEST] is the lock's, and nothing is due.
     pool-exhaustion under 5.3.3 (the bench's base trace) stopped at seq 5,658 this way: the search
     explained such a [REJECTREQUEST] by the pool and took the lock too late for the busy answer."""
     from spec.codes import REJECT_REQUEST_REMARK, pcbusy_remark
@@ -550,7 +550,7 @@ def test_with_the_pool_enabled_the_lock_is_due_for_the_busy_answer_after_a_rejec
         s = dataclasses.replace(initial_state(header.config), now=85)
         answers = search.answers
         due[header.config.transient_store_pool_enable] = (answers.lock_busy, answers.lock_surely_busy, search._lock_due(s, 2, 95), search._lock_due(s, 2, 89))
-    assert due == {True: ([2, 4], [4], True, False), False: ([2, 4], [2, 4], False, False)}
+    assert due == {True: ([2, 4], [4], 89, None), False: ([2, 4], [2, 4], None, None)}
 
 
 def test_a_run_draining_while_the_lock_is_held_keeps_draining_for_a_busy_drain_to_come(tmp_path: Path) -> None:
@@ -1416,6 +1416,30 @@ def test_the_focused_strategy_gives_the_send_that_must_hold_the_lock_a_worker_in
     found = _strategy_search(replay, events, focused, _PATIENCE).run()
     assert isinstance(found, PartialResult), found
     _witness_follows_the_spec(projected, found)
+
+
+def test_the_put_lock_is_taken_late_enough_for_a_send_created_just_before_the_store_turns_busy(tmp_path: Path) -> None:
+    """many-topics under 4.3.2, 3,000 steps, seed 2 (578 black-box events; the busy timeout is
+    20 ms). At 1,501 ms a [PCBUSY_CLEAN_QUEUE] needs the put lock held since 1,480 at the latest,
+    and a send a cleaner's remark says was created at 1,498 (230) needs the store not busy then
+    (4.3.2 refuses a send on its remoting thread while it is busy): the lock taken in 1,478-1,480.
+    The search took it as soon as it was due, at 1,473, or, moving the clock straight to the next
+    task's creation at 1,485, too late; "trace order" stopped at seq 450 within 60,000 spec steps.
+    Time now moves to the last millisecond first, and the trace is explained within them (about
+    12,000)."""
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import STRATEGIES
+
+    projected = list(project(_recorded(tmp_path, "many-topics", "4.3.2", 3_000, seed=2), Observation.BLACK_BOX))
+    header, events = header_from_record(projected[0]), projected[1:]
+    replay = PartialReplay(header, Budgets(candidates=5_000, steps=60_000, seconds=600, witness_share=1.0))
+    found = _strategy_search(replay, events, next(s for s in STRATEGIES if s.name == "trace order")).run()
+    assert isinstance(found, PartialResult), found
+    _witness_follows_the_spec(projected, found)
+    witness = list(witness_records(header, found))
+    busy = next(i for i, r in enumerate(witness) if r["ts"] == 1501 and any("[PCBUSY_CLEAN_QUEUE]" in (x["remark"] or "") for x in r["responses"]))
+    (taken,) = [r["ts"] for r in witness[:busy] if r["kind"] == "WorkerAcquiresPutLock"][-1:]
+    assert 1478 <= taken <= 1480
 
 
 def test_the_true_run_passes_a_worker_that_answered_pc_synchronized(tmp_path: Path) -> None:

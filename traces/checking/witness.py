@@ -93,7 +93,10 @@ follows one run instead, and lets the trace steer it:
   a writer can take the free put lock and have held it long enough for the next answer that needs
   it held long, the steps to the lock of the send that the trace says holds it then come first
   (*focused*, also its worker's take from the queue, or the dispatch that starts a worker for it,
-  and the takes of the tasks ahead of it in its queue):
+  and the takes of the tasks ahead of it in its queue), and at ``black-box`` time moving to that
+  millisecond before them (the lock taken then turns the store busy as late as it can, so a send
+  whose creation a cleaner's remark dates a few milliseconds before the busy answer still finds
+  the store free):
   at ``queues``, where the clock's step is an event, even before the next event; at
   ``black-box``, where the search moves the clock, before it does (taken only when its own answer
   needed them, the lock was found held too briefly, and the search backed up over every choice
@@ -924,7 +927,7 @@ class _Search:
         # same steps are the silent children after it.
         enabled: list[tuple[Action, Effect]] | None = None
         taken: dict[int, tuple[BrokerState, tuple[Response, ...]]] = {}
-        if event.clock and self.strategy.loads_early and s.lock.holder is None and self._lock_due(s, k, event.ts):
+        if event.clock and self.strategy.loads_early and s.lock.holder is None and self._lock_due(s, k, event.ts) is not None:
             enabled = list(replay.enabled_hidden(s))
             yield from self._silent(s, k, trail, [(i, a, effect) for i, (a, effect) in enumerate(enabled) if self._takes_the_lock(s, a, k)], taken)
         if s.now == event.before:
@@ -982,7 +985,15 @@ class _Search:
                 created = bisect.bisect_right(self.creation_times, s.now)
                 if created < len(self.creation_times):
                     target = min(target, self.creation_times[created])
-                if self.strategy.loads_early and s.lock.holder is None and self._lock_due(s, k, target):
+                last = self._lock_due(s, k, target) if self.strategy.loads_early and s.lock.holder is None else None
+                if last is not None:
+                    if last > s.now:
+                        # Time first moves to that last millisecond: the lock taken then is held
+                        # long enough and turns the store busy as late as it can, so a send whose
+                        # creation a remark dates before it still finds the store free.
+                        moved = replay.step(s, ClockAdvances(last - s.now))
+                        if moved is not None:
+                            yield moved[0], k, trail
                     lock = [(i, a, effect) for i, a, effect in later if self._takes_the_lock(s, a, k)]
                     later = [step for step in later if step not in lock]
                     yield from self._silent(s, k, trail, lock, taken)
@@ -1649,20 +1660,20 @@ class _Search:
             return None
         return min(busy_at, before)
 
-    def _lock_due(self, s: BrokerState, k: int, until: int) -> bool:
-        """Whether the clock's next step, to ``until``, passes the last millisecond at which a
-        writer can take the put lock and have held it long enough for the next answer that needs
-        it held long (``isOSPageCacheBusy``: ``timeout < now - beginTimeInLock``), or for the next
-        that surely does: with the transient store pool enabled, a [REJECTREQUEST] may be the
-        pool's deficiency instead, and the last millisecond for it may have passed while the lock
-        is still due for a [PCBUSY_CLEAN_QUEUE] after it."""
+    def _lock_due(self, s: BrokerState, k: int, until: int) -> int | None:
+        """The last millisecond at which a writer can take the put lock and have held it long
+        enough for the next answer that needs it held long (``isOSPageCacheBusy``: ``timeout <
+        now - beginTimeInLock``), or for the next that surely does (with the transient store pool
+        enabled, a [REJECTREQUEST] may be the pool's deficiency instead, and the last millisecond
+        for it may have passed while the lock is still due for a [PCBUSY_CLEAN_QUEUE] after it),
+        where the clock's next step, to ``until``, passes it; else None."""
         for busy in (self.answers.lock_busy, self.answers.lock_surely_busy):
             b = bisect.bisect_left(busy, k)
             if b < len(busy):
                 last: int = self.events[busy[b]]["ts"] - self.replay.config.os_page_cache_busy_timeout_ms - 1
                 if s.now <= last < until:
-                    return True
-        return False
+                    return last
+        return None
 
     def _takes_the_lock(self, s: BrokerState, a: Action, k: int) -> bool:
         """Whether ``a`` is a step to the put lock of the send that holds it at the next answer
