@@ -769,7 +769,8 @@ class _Search:
         was full 400 events on. On a second seed (1) of steady under 4.3.2, whose admin queue took
         never-answered 219 ahead of 218 (both on remoting threads), and of slow-disk under 5.3.3,
         which kept 344, taken by a cleaner, on its remoting thread until 346, still to arrive, had
-        joined."""
+        joined. On a third seed (2) of retry-storm, which held 840, answered by a worker, on its
+        remoting thread until 841, taken by a cleaner and still to arrive, had joined."""
         learning = self.learning
         if learning is None:
             learning = self.learning = _Learning(self._orders_to_try())
@@ -825,11 +826,12 @@ class _Search:
         one kind, the answer the order turns on nearest the stuck event first, and of those the
         latest join):
 
-        1. X a worker answers, Y on a remoting thread for the same queue then, a cleaner takes it
-           before X's answer (the order turns on Y's answer): the remarks' counts show it.
+        1. X a worker answers, Y for the same queue on a remoting thread then, or the next request
+           for it still to arrive (:meth:`_arriving`), a cleaner takes Y before X's answer (the
+           order turns on Y's answer): the remarks' counts show it.
         2. X a worker answers, Y for the same queue the trace never answers, on a remoting thread
            then or, where the queue is full at the node the search backed up to, the next such
-           request still to arrive (:meth:`_unanswered_next`). Y shows where it joined only by how
+           request still to arrive. Y shows where it joined only by how
            full its queue is and how long the workers are busy (the order turns on X's answer).
         3. X a cleaner takes, Y a worker answers just after it (:meth:`_answered_next_by_the_worker`),
            on a remoting thread then or still to arrive:
@@ -869,9 +871,12 @@ class _Search:
                 continue
             if answers.tag[x] not in _WRITTEN_BY_A_WORKER:
                 continue
-            unanswered = self._unanswered_next(x, level) if shows and answers.executor[x] in full else None
+            unanswered = next((y for y in self._arriving(x, level) if y not in answers.at), None) if shows and answers.executor[x] in full else None
             if unanswered is not None:
                 consider(2, answers.at[x], place, x, unanswered)
+            arriving = next(self._arriving(x, level), None)
+            if arriving is not None and answers.tag.get(arriving) in CLEAN_QUEUE_TAGS and answers.at[arriving] < answers.at[x]:
+                consider(1, answers.at[arriving], place, x, arriving)
             for io in s.io_threads:
                 y = None if io.request is None else io.request.id
                 if y is None or y == x or answers.executor.get(y) is not answers.executor[x]:
@@ -902,18 +907,16 @@ class _Search:
         y = by_workers[first][1]
         return y if answers.tag.get(y) in _WRITTEN_BY_A_WORKER else None
 
-    def _unanswered_next(self, x: int, k: int) -> int | None:
-        """The first request routed to ``x``'s executor that the trace never answers and that
-        arrives after ``k`` events, before ``x``'s answer; None if there is none."""
+    def _arriving(self, x: int, k: int) -> Iterator[int]:
+        """The requests routed to ``x``'s executor that arrive after ``k`` events, before ``x``'s
+        answer, in arrival order."""
         answers = self.answers
         executor = answers.executor[x]
         joining = [] if executor is None else answers.joining.get(executor, [])
         for event, y in itertools.islice(joining, bisect.bisect_left(joining, (k, -1)), None):
             if event >= answers.at[x]:
-                return None
-            if y not in answers.at:
-                return y
-        return None
+                return
+            yield y
 
     def _children(self, s: BrokerState, trail: Trail | None, k: int) -> Iterator[tuple[BrokerState, int, Trail | None]]:
         """The children of a node, in the order they are tried (see the module docstring)."""
