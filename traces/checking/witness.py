@@ -875,18 +875,23 @@ class _Search:
             if unanswered is not None:
                 consider(2, answers.at[x], place, x, unanswered)
             arriving = next(self._arriving(x, level), None)
-            if arriving is not None and answers.tag.get(arriving) in CLEAN_QUEUE_TAGS and answers.at[arriving] < answers.at[x]:
+            if arriving is not None and self._cleaned_first(arriving, x):
                 consider(1, answers.at[arriving], place, x, arriving)
             for io in s.io_threads:
                 y = None if io.request is None else io.request.id
                 if y is None or y == x or answers.executor.get(y) is not answers.executor[x]:
                     continue
-                if answers.tag.get(y) in CLEAN_QUEUE_TAGS and answers.at[y] < answers.at[x]:
+                if self._cleaned_first(y, x):
                     consider(1, answers.at[y], place, x, y)
                 elif y not in answers.at:
                     consider(2, answers.at[x], place, x, y)
         found.sort(key=lambda order: (order[0], order[1], order[2], -order[3]))  # those kept, then by kind, the nearest first, and of those the latest join
         return [(place, self.path[place], x, y, kind) for _, kind, _, place, x, y in found[:_ORDERS_TRIED]]
+
+    def _cleaned_first(self, y: int, x: int) -> bool:
+        """Whether a cleaner takes ``y`` before ``x``'s answer (the first kind of
+        :meth:`_orders_to_try`)."""
+        return self.answers.tag.get(y) in CLEAN_QUEUE_TAGS and self.answers.at[y] < self.answers.at[x]
 
     def _answered_next_by_the_worker(self, x: int) -> int | None:
         """Of a queue of one worker, the request that worker answers first after ``x``'s answer,
