@@ -129,7 +129,8 @@ follows one run instead, and lets the trace steer it:
   workers are busy; and a task a cleaner takes that could not wait any longer joins ahead of a
   later request a worker answers, which shows only in the cleaner's remark. So a
   search that explains no new event for a while (in either round) first learns: it goes back to
-  such a join on its path and tries the other order, and keeps the order if it gets past where
+  such a join on its path (those whose order shows in an answer near where it is stuck first,
+  then some further back) and tries the other order, and keeps the order if it gets past where
   it was stuck, else goes on as it was (:meth:`_Search._learn`); the searches of a trace share
   the orders they learn (:class:`_Orders`).
 
@@ -561,6 +562,7 @@ class _Learning:
 
     orders: list[tuple[int, tuple[BrokerState, Trail | None, int], int, int, int]]  # see :meth:`_Search._orders_to_try`
     trying: _Try | None = None  # the order tried now
+    further: bool = False  # whether the orders are those turning on answers further back
 
 
 @dataclass
@@ -762,6 +764,15 @@ class _Search:
         would have (backing up, in the first round). Only the order in which two steps the spec
         allows either way are tried changes, so what it returns is still a run of the spec.
 
+        In the second round (no back-ups by whole events), where none of those takes it past,
+        the orders of the first kind turning on an answer further back
+        (:data:`_ORDER_SHOWN_LONG_BEFORE`) are tried the same way, at most
+        :data:`_ORDERS_TRIED_FURTHER` of them: a request a worker answers that joined ahead of
+        one a cleaner takes may sit on a worker, out of the remarks' counts, until well after the
+        cleaner's answer, and the counts stop fitting only once it has left. (Of every kind, they
+        cost slow-disk under 4.3.2, seed 2, its witness within 3M spec steps; in the first round
+        too, many-topics under 4.3.2, seed 2, took 1,291,448 spec steps instead of 85,470.)
+
         Found on retry-storm under 4.3.2 and 4.9.8 and many-topics under 5.3.3 (10,000 steps),
         which no strategy explained: held requests 473 and 470 at event 879, whose order shows only
         at 470's answer at event 983; many-topics learns three such orders. On full-send-queue
@@ -770,7 +781,10 @@ class _Search:
         never-answered 219 ahead of 218 (both on remoting threads), and of slow-disk under 5.3.3,
         which kept 344, taken by a cleaner, on its remoting thread until 346, still to arrive, had
         joined. On a third seed (2) of retry-storm, which held 840, answered by a worker, on its
-        remoting thread until 841, taken by a cleaner and still to arrive, had joined."""
+        remoting thread until 841, taken by a cleaner and still to arrive, had joined; and of
+        many-topics under 5.3.3, whose send queue (two workers) took 308, taken by a cleaner at
+        event 621, ahead of 307, answered by a worker at 627, and where the search that had 307
+        join first was stuck at 637."""
         learning = self.learning
         if learning is None:
             learning = self.learning = _Learning(self._orders_to_try())
@@ -782,6 +796,8 @@ class _Search:
             self.path += left.path
             self.visited = left.visited
             learning.trying = None
+        if not learning.orders and not learning.further and self.initial_patience is None:
+            learning.orders, learning.further = self._orders_to_try(further=True), True
         if not learning.orders:
             return False
         place, node, x, y, kind = learning.orders.pop(0)
@@ -819,7 +835,7 @@ class _Search:
         self.held_back[x].discard(y)
         self.hurried[y].discard(x)
 
-    def _orders_to_try(self) -> list[tuple[int, tuple[BrokerState, Trail | None, int], int, int, int]]:
+    def _orders_to_try(self, further: bool = False) -> list[tuple[int, tuple[BrokerState, Trail | None, int], int, int, int]]:
         """The joins :meth:`_learn` tries to reorder, best first: the place on the path of the
         node before the join, that node, the request X that joined, the request Y that joins
         first instead, and the order's kind. Three kinds, tried in this order (after the orders another search kept; of
@@ -833,13 +849,14 @@ class _Search:
            then or, where the queue is full at the node the search backed up to, the next such
            request still to arrive. Y shows where it joined only by how
            full its queue is and how long the workers are busy (the order turns on X's answer).
-        3. X a cleaner takes, Y a worker answers just after it (:meth:`_answered_next_by_the_worker`),
+        3. X a cleaner takes, Y one its workers answer just after it (:meth:`_on_the_workers_when_cleaned`),
            on a remoting thread then or still to arrive:
            ahead of X, Y is not among the tasks X's remark counts (the order turns on X's
            answer). Tried last, and not followed by the other searches (:meth:`_keep`).
 
         An order this search follows, or that a search tried and did not keep (:class:`_Orders`),
-        is not tried."""
+        is not tried. ``further``: those of the first kind whose answer comes before the others'
+        (:meth:`_learn`)."""
         answers = self.answers
         # (whether no search kept it, its kind, how far from the stuck event the answer it turns on comes, place, x, y)
         found: list[tuple[bool, int, int, int, int, int]] = []
@@ -848,11 +865,14 @@ class _Search:
 
         # Where the answer an order turns on may come. (No second closure for it: compiled, two
         # closures that call each other hold their scope, and with it this search, in a cycle.)
-        soonest, latest = self.deepest - _ORDER_SHOWN_BEFORE, self.deepest + _ORDER_SHOWS_WITHIN
+        if further:
+            soonest, latest, tried = self.deepest - _ORDER_SHOWN_LONG_BEFORE, self.deepest - _ORDER_SHOWN_BEFORE - 1, _ORDERS_TRIED_FURTHER
+        else:
+            soonest, latest, tried = self.deepest - _ORDER_SHOWN_BEFORE, self.deepest + _ORDER_SHOWS_WITHIN, _ORDERS_TRIED
 
         def consider(kind: int, answer: int, place: int, x: int, y: int) -> None:
             new = (x, y) not in self.orders.kept
-            if soonest <= answer <= latest and not (new and (x, y) in self.orders.tried) and y not in self.held_back.get(x, ()):
+            if (kind == 1 or not further) and soonest <= answer <= latest and not (new and (x, y) in self.orders.tried) and y not in self.held_back.get(x, ()):
                 found.append((new, kind, abs(answer - self.deepest), place, x, y))
 
         for place in range(len(self.path) - 1):
@@ -865,9 +885,9 @@ class _Search:
                 continue
             shows = soonest <= answers.at[x] <= latest  # whether an order turning on x's answer may be tried
             if answers.tag[x] in CLEAN_QUEUE_TAGS:  # it may have joined behind a request a worker answers after it
-                y = self._answered_next_by_the_worker(x) if shows else None
-                if y is not None and (_on_a_remoting_thread(s, y) or level <= answers.arrival_events[y - 1] < answers.at[x]):
-                    consider(3, answers.at[x], place, x, y)
+                for ahead in self._on_the_workers_when_cleaned(x) if shows else ():
+                    if _on_a_remoting_thread(s, ahead) or level <= answers.arrival_events[ahead - 1] < answers.at[x]:
+                        consider(3, answers.at[x], place, x, ahead)
                 continue
             if answers.tag[x] not in _WRITTEN_BY_A_WORKER:
                 continue
@@ -886,31 +906,27 @@ class _Search:
                 elif y not in answers.at:
                     consider(2, answers.at[x], place, x, y)
         found.sort(key=lambda order: (order[0], order[1], order[2], -order[3]))  # those kept, then by kind, the nearest first, and of those the latest join
-        return [(place, self.path[place], x, y, kind) for _, kind, _, place, x, y in found[:_ORDERS_TRIED]]
+        return [(place, self.path[place], x, y, kind) for _, kind, _, place, x, y in found[:tried]]
 
     def _cleaned_first(self, y: int, x: int) -> bool:
         """Whether a cleaner takes ``y`` before ``x``'s answer (the first kind of
         :meth:`_orders_to_try`)."""
         return self.answers.tag.get(y) in CLEAN_QUEUE_TAGS and self.answers.at[y] < self.answers.at[x]
 
-    def _answered_next_by_the_worker(self, x: int) -> int | None:
-        """Of a queue of one worker, the request that worker answers first after ``x``'s answer,
-        ``x`` a task a cleaner takes; None if there is none, or the queue has several workers.
-        A cleaner takes only the head, so a task that joined ahead of ``x`` and is answered after
-        it was on the worker when ``x`` was taken: this one. (With more workers, guessing among
-        the first few they answer after, full-send-queue under 5.3.3, seed 1, tried a dozen such
-        orders on the send queue, none of which took a search past where it was stuck: 248,472
-        spec steps instead of 138,191.)"""
+    def _on_the_workers_when_cleaned(self, x: int) -> list[int]:
+        """Of ``x``'s queue, ``x`` a task a cleaner takes, the requests its workers answer first
+        after ``x``'s answer, as many as the queue has workers. A cleaner takes only the head, so a
+        task that joined ahead of ``x`` and is answered after it was on a worker when ``x`` was
+        taken, and a worker holds one task: such a task is one of these, unless a worker that took
+        a task after ``x`` reached the put lock before it."""
         answers = self.answers
         executor = answers.executor[x]
-        if executor is None or self.replay.config.executor(executor).threads != 1:
-            return None
+        if executor is None:
+            return []
         by_workers = answers.by_workers.get(executor, [])
         first = bisect.bisect_right(by_workers, (answers.at[x], _NEVER))
-        if first == len(by_workers):
-            return None
-        y = by_workers[first][1]
-        return y if answers.tag.get(y) in _WRITTEN_BY_A_WORKER else None
+        after = by_workers[first : first + self.replay.config.executor(executor).threads]
+        return [y for _, y in after if answers.tag.get(y) in _WRITTEN_BY_A_WORKER]
 
     def _arriving(self, x: int, k: int) -> Iterator[int]:
         """The requests routed to ``x``'s executor that arrive after ``k`` events, before ``x``'s
@@ -2105,6 +2121,11 @@ _ORDER_SHOWS_WITHIN = 16
 #: answer of the task a cleaner takes that should have joined first (those answered 11 or more
 #: events before, on the survey's recordings, took no search past).
 _ORDER_SHOWN_BEFORE = 4
+
+#: Where none of those took the search past, the orders turning on an answer up to this many
+#: events before the one it is stuck at are tried, at most :data:`_ORDERS_TRIED_FURTHER` of them.
+_ORDER_SHOWN_LONG_BEFORE = 16
+_ORDERS_TRIED_FURTHER = 8
 
 #: A turn of the first round's race, in spec steps (:func:`_race`).
 _TURN = 2_000
