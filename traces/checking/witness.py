@@ -872,7 +872,7 @@ class _Search:
 
         def consider(kind: int, answer: int, place: int, x: int, y: int) -> None:
             new = (x, y) not in self.orders.kept
-            if (kind == 1 or not further) and soonest <= answer <= latest and not (new and (x, y) in self.orders.tried) and y not in self.held_back.get(x, ()):
+            if soonest <= answer <= latest and not (new and (x, y) in self.orders.tried) and y not in self.held_back.get(x, ()):
                 found.append((new, kind, abs(answer - self.deepest), place, x, y))
 
         for place in range(len(self.path) - 1):
@@ -883,7 +883,9 @@ class _Search:
             x = None if joined is None else joined.id
             if x is None or x not in answers.at:
                 continue
-            shows = soonest <= answers.at[x] <= latest  # whether an order turning on x's answer may be tried
+            # Whether an order turning on x's answer (the second and third kinds) may be tried: not
+            # further back, where only the first kind's, turning on the cleaner's answer, are.
+            shows = not further and soonest <= answers.at[x] <= latest
             if answers.tag[x] in CLEAN_QUEUE_TAGS:  # it may have joined behind a request a worker answers after it
                 for ahead in self._on_the_workers_when_cleaned(x) if shows else ():
                     if _on_a_remoting_thread(s, ahead) or level <= answers.arrival_events[ahead - 1] < answers.at[x]:
@@ -903,7 +905,7 @@ class _Search:
                     continue
                 if self._cleaned_first(y, x):
                     consider(1, answers.at[y], place, x, y)
-                elif y not in answers.at:
+                elif shows and y not in answers.at:
                     consider(2, answers.at[x], place, x, y)
         found.sort(key=lambda order: (order[0], order[1], order[2], -order[3]))  # those kept, then by kind, the nearest first, and of those the latest join
         return [(place, self.path[place], x, y, kind) for _, kind, _, place, x, y in found[:tried]]
