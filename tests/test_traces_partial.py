@@ -953,6 +953,42 @@ def test_the_tasks_ahead_of_a_cleaned_task_still_to_arrive_need_the_workers_in_t
     assert [dropped((1, 2)), dropped((1,))] == [True, False]
 
 
+def test_a_foreign_task_may_be_the_one_between_two_cleaned_tasks(tmp_path: Path) -> None:
+    """The same state and answers, with broker code declared to submit one task of its own to
+    the send queue: the task between 4 and 6 may be that one, which a worker runs without holding
+    it, so the workers need one take before 260 and have one: the state passes; once that task
+    has been submitted, it is dropped again. faults under 4.3.2, seed 4, had its true run dropped
+    at its 12th event this way."""
+    from spec.codes import timeout_remark
+    from spec.profiles import ExecutorName
+    from spec.state import initial_state
+    from traces.checking.partial import PartialReplay
+    from traces.format.records import QUIET_ENVIRONMENT
+    from traces.checking.witness import STRATEGIES
+
+    header = header_from_record(next(project(_recorded(tmp_path, "many-topics", "5.3.3", 6), Observation.BLACK_BOX)))
+    trace, send = header.trace_id, ExecutorName.SEND
+    answers = [(200, 1, 0, None), (250, 4, 2, timeout_remark(140, 2)), (260, 6, 2, timeout_remark(60, 0)), (300, 3, 0, None), (310, 5, 0, None), (320, 2, 0, None)]
+    events = _sends_in_ts_order(trace, (100, 101, 102, 110, 150, 200), answers)
+    environment = dataclasses.replace(QUIET_ENVIRONMENT, foreign_tasks=(send,), max_foreign_tasks=1)
+    search = _strategy_search(PartialReplay(header, BUDGETS, environment=environment), events, STRATEGIES[0])
+
+    def dropped(next_foreign_id: int) -> bool:
+        s = dataclasses.replace(initial_state(header.config), now=110, next_foreign_id=next_foreign_id)
+        queued = _queued(s, send, (3,), (1, 2), ((4, "TASK_CREATED"),))
+        return bool(search._ahead_cannot_leave(queued, queued.executor(send), 4, search._queue(queued.executor(send))))
+
+    assert [dropped(1), dropped(2)] == [False, True]
+
+
+def test_the_true_run_of_a_broker_that_submits_tasks_of_its_own_is_not_dropped(tmp_path: Path) -> None:
+    """faults under 4.3.2, seed 4 (400 steps): the remarks count the broker's own tasks in the send
+    queue, and the state checks once read every task they count between two cleaned tasks as one
+    a worker must take, which dropped the true run at its 12th event; the trace was inconclusive
+    at the default length (10,000 steps)."""
+    assert _true_run_pruned(_recorded(tmp_path, "faults", "4.3.2", 400, 4)) == []
+
+
 def test_a_task_a_cleaner_takes_joins_no_sooner_than_the_one_a_cleaner_takes_before_it(tmp_path: Path) -> None:
     """A queue's cleaned tasks join in the order the cleaners take them. Request 3, created at
     150 ms, is taken after request 4, created at 205, so it joins at 205 at the soonest, too late

@@ -1443,15 +1443,21 @@ class _Search:
         where X is the last task in the queue that a cleaner takes; all of them where X is not in
         the queue yet (on a remoting thread, or still to arrive), since they join behind it; none
         where X has left. None is one a cleaner takes, so workers take them all before
-        ``request``'s answer."""
+        ``request``'s answer; but the remarks count every element of the queue, and where broker
+        code may still submit tasks of its own to it (``foreign_tasks``), as many of those may be
+        such tasks, which a worker runs without holding them (faults under 4.3.2, seed 4, whose
+        true run this dropped at its 12th event)."""
         x = self.answers.cleaned_before.get(request)
         if x is None:
             return 0
         need = self.answers.between[x].need
+        environment = self.replay.environment
+        if queue.executor in environment.foreign_tasks:
+            need -= max(environment.max_foreign_tasks - s.next_foreign_id + 1, 0)
         if queue.last_cleaned is not None and queue.last_cleaned[0] == x:
             return max(need - queue.last_cleaned[1], 0)
         if self.answers.between[x].arrives >= k or _on_a_remoting_thread(s, x):
-            return need
+            return max(need, 0)
         return 0
 
     def _arrival_forces_joins(self, s: BrokerState, k: int) -> bool:
