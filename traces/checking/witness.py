@@ -561,8 +561,12 @@ class _Learning:
     """Where a search is stuck, the orders :meth:`_Search._learn` still has to try there."""
 
     orders: list[tuple[int, tuple[BrokerState, Trail | None, int], int, int, int]]  # see :meth:`_Search._orders_to_try`
+    stuck_at: int  # the events explained where it is stuck
     trying: _Try | None = None  # the order tried now
     further: bool = False  # whether the orders are those turning on answers further back
+    reached: int = 0  # the most events a node explains since the order tried now was taken up
+    outer: _Learning | None = None  # where the try of another order is stuck short of that one's stall: that learning
+    inner: list[_Try] = field(default_factory=list)  # the orders learned inside the try that took it past its own stall
 
 
 @dataclass
@@ -696,10 +700,14 @@ class _Search:
                     raise OutOfBudget(f"candidates budget ({replay.budgets.candidates * 20} states searched) ran out")
                 if k > self.deepest:
                     self.deepest, self.progress, self.jump, self.patience = k, replay.steps - started, 1, self.initial_patience
-                    if self.learning is not None and self.learning.trying is not None:  # past where it was stuck: the order it tried there stays
-                        self._keep(self.learning.trying)
+                    learning = self.learning
+                    while learning is not None:  # past where it was stuck: the orders tried there (and inside the try) stay
+                        for tried in (*learning.inner, learning.trying):
+                            if tried is not None:
+                                self._keep(tried)
+                        learning = learning.outer
                     self.learning = None
-                elif replay.steps - started - self.progress > (_PATIENCE if self.patience is None else self.patience) and self._learn():
+                elif self._out_of_patience(k, replay.steps - started) and self._learn():
                     self.progress = replay.steps - started + (self.deepest - path[-1][2]) * _PACE
                     continue
                 elif self.patience is not None and replay.steps - started - self.progress > self.patience:
@@ -727,6 +735,23 @@ class _Search:
         An order's try holds the frames it left too (:meth:`_learn`)."""
         self.frames.clear()
         self.learning = None
+
+    def _out_of_patience(self, k: int, taken: int) -> bool:
+        """Whether, at a node explaining ``k`` events, this search has taken more spec steps
+        than its patience (:attr:`patience`, or :data:`_PATIENCE`) since it last explained a new
+        event; ``taken``: the spec steps it took so far. Under an order's try, it notes first how
+        far the try got, and where a try inside another's took it past its own stall, that
+        order stays with the other's try, which has :data:`_PACE` an event to its stall from
+        here (:meth:`_learn`)."""
+        learning = self.learning
+        if learning is not None and learning.trying is not None and k > learning.reached:
+            learning.reached = k
+            outer = learning.outer
+            if outer is not None and k > learning.stuck_at:
+                outer.inner.append(learning.trying)
+                outer.reached, self.learning = k, outer
+                self.progress = taken + (self.deepest - k) * _PACE
+        return taken - self.progress > (_PATIENCE if self.patience is None else self.patience)
 
     def steps_to_go(self) -> float:
         """The spec steps this search would take to explain the rest of the trace, at the pace
@@ -776,6 +801,16 @@ class _Search:
         cost slow-disk under 4.3.2, seed 2, its witness within 3M spec steps; in the first round
         too, many-topics under 4.3.2, seed 2, took 1,291,448 spec steps instead of 85,470.)
 
+        Also in the second round, where an order's try is stuck short of the stall it was tried
+        at, the order may be right and need another before it that the search without it never
+        needed: the near orders where the try is stuck are tried inside it the same way, one
+        level deep (:meth:`_learning_inside`). One that takes the try past its own stall stays
+        with it (:meth:`_out_of_patience`); the try is dropped with every order learned inside it
+        (:meth:`_give_up`). On retry-storm under 5.3.3, seed 3, a task a cleaner takes, 214, had
+        to join behind 216, which a worker answers, and with that order the search was stuck
+        150 events back until it learned that 161 joins behind 159; likewise 1363 behind 1364
+        needed 1308 behind 1304.
+
         Found on retry-storm under 4.3.2 and 4.9.8 and many-topics under 5.3.3 (10,000 steps),
         which no strategy explained: held requests 473 and 470 at event 879, whose order shows only
         at 470's answer at event 983; many-topics learns three such orders. On full-send-queue
@@ -790,21 +825,24 @@ class _Search:
         join first was stuck at 637."""
         learning = self.learning
         if learning is None:
-            learning = self.learning = _Learning(self._orders_to_try())
-        elif learning.trying is not None:  # the order tried did not take it past: back to the search it left
-            left = learning.trying
-            self._let_go(*left.order)
-            del self.frames[left.place :], self.path[left.place :]
-            self.frames += left.frames
-            self.path += left.path
-            self.visited = left.visited
-            learning.trying = None
-        if not learning.orders and not learning.further and self.initial_patience is None:
-            learning.orders, learning.further = self._orders_to_try(further=True), True
-        if not learning.orders:
-            return False
+            learning = self.learning = _Learning(self._orders_to_try(self.deepest), self.deepest)
+        elif learning.trying is not None:  # the order tried did not take it past
+            inner = self._learning_inside(learning)
+            if inner is None:
+                self._give_up(learning)
+            else:
+                learning = self.learning = inner
+        while not learning.orders:
+            if not learning.further and learning.outer is None and self.initial_patience is None:
+                learning.orders, learning.further = self._orders_to_try(self.deepest, further=True), True
+            elif learning.outer is None:
+                return False
+            else:  # none inside took the try past its own stall: that try did not take it past either
+                learning = self.learning = learning.outer
+                self._give_up(learning)
         place, node, x, y, kind = learning.orders.pop(0)
         place = min(place, len(self.path))
+        learning.reached = node[2]
         learning.trying = _Try((x, y), kind < 3, place, self.frames[place:], self.path[place:], self.visited)
         self.orders.tried.add((x, y))
         self._hold_back(x, y)
@@ -815,6 +853,27 @@ class _Search:
         self.path.append(node)
         self.jump, self.gave_up = 1, True
         return True
+
+    def _learning_inside(self, learning: _Learning) -> _Learning | None:
+        """Where an order's try is stuck short of the stall it was tried at, the orders to try
+        inside it, at the events it explained (:meth:`_learn`), or None: in the second round, not
+        inside a try inside another, and where it lists some."""
+        if learning.outer is not None or self.initial_patience is not None or learning.reached >= learning.stuck_at:
+            return None
+        orders = self._orders_to_try(learning.reached, inside=True)
+        return _Learning(orders, learning.reached, outer=learning) if orders else None
+
+    def _give_up(self, learning: _Learning) -> None:
+        """The order ``learning`` tried did not take the search past: back to the search it left,
+        undoing the orders learned inside its try the latest first."""
+        assert learning.trying is not None
+        for left in (*reversed(learning.inner), learning.trying):
+            self._let_go(*left.order)
+            del self.frames[left.place :], self.path[left.place :]
+            self.frames += left.frames
+            self.path += left.path
+            self.visited = left.visited
+        learning.trying, learning.inner = None, []
 
     def _hold_back(self, x: int, y: int) -> None:
         """Follow an order learned (:meth:`_learn`): ``x`` joins its queue after ``y``."""
@@ -838,7 +897,7 @@ class _Search:
         self.held_back[x].discard(y)
         self.hurried[y].discard(x)
 
-    def _orders_to_try(self, further: bool = False) -> list[tuple[int, tuple[BrokerState, Trail | None, int], int, int, int]]:
+    def _orders_to_try(self, at: int, further: bool = False, inside: bool = False) -> list[tuple[int, tuple[BrokerState, Trail | None, int], int, int, int]]:
         """The joins :meth:`_learn` tries to reorder, best first: the place on the path of the
         node before the join, that node, the request X that joined, the request Y that joins
         first instead, and the order's kind. Three kinds, tried in this order (after the orders another search kept; of
@@ -857,9 +916,11 @@ class _Search:
            ahead of X, Y is not among the tasks X's remark counts (the order turns on X's
            answer). Tried last, and not followed by the other searches (:meth:`_keep`).
 
-        An order this search follows, or that a search tried and did not keep (:class:`_Orders`),
-        is not tried. ``further``: those of the first kind whose answer comes before the others'
-        (:meth:`_learn`)."""
+        An order this search follows is not tried, nor one that a search tried and did not keep
+        (:class:`_Orders`), but inside another's try (``inside``, :meth:`_learning_inside`), where
+        the order tried outside changes what fits. ``at``: the events explained where the search (or
+        the try) is stuck; ``further``: those of the first kind whose answer comes before the
+        others' (:meth:`_learn`)."""
         answers = self.answers
         # (whether no search kept it, its kind, how far from the stuck event the answer it turns on comes, place, x, y)
         found: list[tuple[bool, int, int, int, int, int]] = []
@@ -869,14 +930,14 @@ class _Search:
         # Where the answer an order turns on may come. (No second closure for it: compiled, two
         # closures that call each other hold their scope, and with it this search, in a cycle.)
         if further:
-            soonest, latest, tried = self.deepest - _ORDER_SHOWN_LONG_BEFORE, self.deepest - _ORDER_SHOWN_BEFORE - 1, _ORDERS_TRIED_FURTHER
+            soonest, latest, tried = at - _ORDER_SHOWN_LONG_BEFORE, at - _ORDER_SHOWN_BEFORE - 1, _ORDERS_TRIED_FURTHER
         else:
-            soonest, latest, tried = self.deepest - _ORDER_SHOWN_BEFORE, self.deepest + _ORDER_SHOWS_WITHIN, _ORDERS_TRIED
+            soonest, latest, tried = at - _ORDER_SHOWN_BEFORE, at + _ORDER_SHOWS_WITHIN, _ORDERS_TRIED
 
         def consider(kind: int, answer: int, place: int, x: int, y: int) -> None:
             new = (x, y) not in self.orders.kept
-            if soonest <= answer <= latest and not (new and (x, y) in self.orders.tried) and y not in self.held_back.get(x, ()):
-                found.append((new, kind, abs(answer - self.deepest), place, x, y))
+            if soonest <= answer <= latest and not (new and not inside and (x, y) in self.orders.tried) and y not in self.held_back.get(x, ()):
+                found.append((new, kind, abs(answer - at), place, x, y))
 
         for place in range(len(self.path) - 1):
             (s, trail, level), (_, after, _) = self.path[place], self.path[place + 1]
