@@ -963,8 +963,8 @@ def test_a_foreign_task_may_be_the_one_between_two_cleaned_tasks(tmp_path: Path)
     from spec.profiles import ExecutorName
     from spec.state import initial_state
     from traces.checking.partial import PartialReplay
-    from traces.format.records import QUIET_ENVIRONMENT
     from traces.checking.witness import STRATEGIES
+    from traces.format.records import QUIET_ENVIRONMENT
 
     header = header_from_record(next(project(_recorded(tmp_path, "many-topics", "5.3.3", 6), Observation.BLACK_BOX)))
     trace, send = header.trace_id, ExecutorName.SEND
