@@ -6,7 +6,7 @@ import dataclasses
 import time
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -265,6 +265,20 @@ def _answered(trace_id: str, seq: int, ts: int, opaque: int, code: int, remark: 
     return {"trace_id": trace_id, "seq": seq, "ts": ts, "kind": RESPONSE_KIND, "responses": [{"request_id": opaque, "code": code, "remark": remark}]}
 
 
+def _true_run(config: Any, full: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], Any, int]]:
+    """Each record of a full trace, with the true run's state before its step and how many
+    events ``black-box`` shows before it."""
+    from spec.machine import step
+    from spec.state import initial_state
+    from traces.format.records import action_from_record
+
+    s, k = initial_state(config), 0
+    for record in full[1:]:
+        yield record, s, k
+        s, out = step(config, s, action_from_record(record))
+        k += (record["kind"] == "RequestArrives") + bool(out.responses)  # the events black-box shows of it
+
+
 def _true_run_pruned(full: list[dict[str, Any]]) -> list[tuple[int, int]]:
     """Where, along the true run a full trace records, the witness-first search's state checks
     (``_no_run_goes_on``) would drop the state at ``black-box``: (seq, events explained) of each."""
@@ -313,11 +327,8 @@ def test_a_queue_an_overload_says_is_full_must_still_be_able_to_fill(tmp_path: P
     fill by the answer, since no request arrives in between, and is dropped; so is the true state
     four events before each executor's first [OVERLOAD] with that queue emptied, where the requests
     still to come are too few to fill it."""
-    from spec.machine import step
     from spec.profiles import ExecutorName
     from spec.remoting import route
-    from spec.state import initial_state
-    from traces.format.records import action_from_record
 
     full = _recorded(tmp_path, "full-send-queue", "4.9.8", 300)
     projected = list(project(full, Observation.BLACK_BOX))
@@ -330,8 +341,8 @@ def test_a_queue_an_overload_says_is_full_must_still_be_able_to_fill(tmp_path: P
     def with_queue(s: Any, name: ExecutorName, queue: tuple[Any, ...]) -> Any:
         return dataclasses.replace(s, executors=tuple(dataclasses.replace(e, queue=queue) if e.name is name else e for e in s.executors))
 
-    s, k, checked, emptied = initial_state(config), 0, 0, 0
-    for record in full[1:]:
+    checked, emptied = 0, 0
+    for record, s, k in _true_run(config, full):
         if record["kind"] == "DispatchRejectsOverload":
             name = route(config, s.io_threads[record["io_thread"]].request.code)
             if k in overloaded[name]:
@@ -344,8 +355,6 @@ def test_a_queue_an_overload_says_is_full_must_still_be_able_to_fill(tmp_path: P
             if k == events_overloaded[0] - 4 and s.executor(name).queue:
                 assert search._no_run_goes_on(with_queue(s, name, ()), k)
                 emptied += 1
-        s, out = step(config, s, action_from_record(record))
-        k += (record["kind"] == "RequestArrives") + bool(out.responses)
     assert checked == sum(len(set(e)) for e in overloaded.values()) and emptied >= 2
 
 
@@ -399,9 +408,6 @@ def test_a_bucket_must_still_reach_the_ticket_the_next_rate_limit_answer_gives(t
     microsecond. The state passes; with the ticket a microsecond later it is dropped (the ticket
     never moves back), and so it is a microsecond sooner where no request is left that the bucket
     may admit before the answer."""
-    from spec.machine import step
-    from spec.state import initial_state
-    from traces.format.records import action_from_record
 
     full = _recorded(tmp_path, "retry-storm-limited", "5.3.3", 4_000, seed=5)
     projected = list(project(full, Observation.BLACK_BOX))
@@ -416,8 +422,8 @@ def test_a_bucket_must_still_reach_the_ticket_the_next_rate_limit_answer_gives(t
         )
         return dataclasses.replace(s, buckets=buckets)
 
-    s, k, later, sooner = initial_state(config), 0, 0, 0
-    for record in full[1:]:
+    later, sooner = 0, 0
+    for record, s, k in _true_run(config, full):
         if record["kind"] == "RateLimitHandlerThrottles":
             topic = s.io_threads[record["io_thread"]].request.topic
             (bucket,) = (b for b in s.buckets if b.resource == topic)
@@ -428,8 +434,6 @@ def test_a_bucket_must_still_reach_the_ticket_the_next_rate_limit_answer_gives(t
                 if not search._admissions_from(s, bucket, k, k):
                     assert search._no_run_goes_on(moved(s, topic, -1), k)
                     sooner += 1
-        s, out = step(config, s, action_from_record(record))
-        k += (record["kind"] == "RequestArrives") + bool(out.responses)
     assert later >= 5 and sooner >= 5, (later, sooner)
 
 
@@ -450,22 +454,17 @@ def test_a_cleaned_task_on_its_remoting_thread_waits_for_the_tasks_to_join_betwe
     ahead of it (the remarks' sizes say how many). Along the true run that count is read and no
     state is dropped; with it, the search explains the trace within 20,000 spec steps, where
     without it it took 31,909."""
-    from spec.machine import step
-    from spec.state import initial_state
-    from traces.format.records import action_from_record
 
     full = _recorded(tmp_path, "many-topics", "5.3.3", 3_000, seed=3)
     assert _true_run_pruned(full) == []
     projected = list(project(full, Observation.BLACK_BOX))
     header, events = header_from_record(projected[0]), projected[1:]
     search = _witness_search(header, events)
-    s, k, read = initial_state(header.config), 0, 0
-    for record in full[1:]:
+    read = 0
+    for record, s, k in _true_run(header.config, full):
         for io in s.io_threads:
             if io.request is not None and io.request.id in search.answers.behind:
                 read += search._still_between(s, search._queue(s.executor(search.answers.executor[io.request.id])), io.request.id, k) > 0
-        s, out = step(header.config, s, action_from_record(record))
-        k += (record["kind"] == "RequestArrives") + bool(out.responses)
     assert read > 0
     _witness_within(projected, 20_000)
 
@@ -475,16 +474,14 @@ def _heads_swapped_and_dropped(full: list[dict[str, Any]], name: Any, chosen: Ca
     tasks (by request) ``chosen(answers, state, events explained, head, second)`` picks: the state
     passes the witness-first search's state checks at ``black-box``, and the same state with those
     two tasks swapped is dropped. How many takes were picked."""
-    from spec.machine import step
-    from spec.state import RequestTask, initial_state
-    from traces.format.records import action_from_record
+    from spec.state import RequestTask
 
     projected = list(project(full, Observation.BLACK_BOX))
     header, events = header_from_record(projected[0]), projected[1:]
     config = header.config
     search = _witness_search(header, events)
-    s, k, swapped = initial_state(config), 0, 0
-    for record in full[1:]:
+    swapped = 0
+    for record, s, k in _true_run(config, full):
         executor = s.executor(name)
         if record["kind"] == "WorkerTakesTask" and record["executor"] == name.value and len(executor.queue) >= 2:
             head, second = executor.queue[0], executor.queue[1]
@@ -495,8 +492,6 @@ def _heads_swapped_and_dropped(full: list[dict[str, Any]], name: Any, chosen: Ca
                 moved = dataclasses.replace(s, executors=tuple(dataclasses.replace(e, queue=queue) if e is executor else e for e in s.executors))
                 assert search._no_run_goes_on(moved, k)
                 swapped += 1
-        s, out = step(config, s, action_from_record(record))
-        k += (record["kind"] == "RequestArrives") + bool(out.responses)
     return swapped
 
 
@@ -1686,26 +1681,21 @@ def test_an_order_that_needs_another_first_learns_it_inside_its_try(tmp_path: Pa
     since it needs 1308 to join behind 1304 too, which the search without it never needed. At
     0e3311f it stopped at seq 2,788 within 300,000 spec steps; it now learns 1308 behind 1304
     inside the try and explains the rest within 30,000 (about 12,000)."""
-    from spec.machine import step
-    from spec.state import initial_state
     from traces.checking.partial import PartialReplay
     from traces.checking.witness import STRATEGIES
-    from traces.format.records import action_from_record
 
     full = _recorded(tmp_path, "retry-storm", "5.3.3", 10_000, seed=3)
     projected = list(project(full, Observation.BLACK_BOX))
     header, events = header_from_record(projected[0]), projected[1:]
     replay = PartialReplay(header, Budgets(candidates=5_000, steps=30_000, seconds=600, witness_share=1.0))
     search = _strategy_search(replay, events, next(s for s in STRATEGIES if s.name == "trace order"))
-    s, k, arrivals = initial_state(header.config), 0, 0
-    for record in full[1:]:  # the true run, to the state after event 2,400
+    arrivals = 0
+    for record, s, k in _true_run(header.config, full):  # to the state after event 2,400
         if k == 2_400:
             break
-        s, out = step(header.config, s, action_from_record(record))
         if record["kind"] == "RequestArrives":
             arrivals += 1
             replay.id_of[record["request_id"]], replay.opaque_of[arrivals] = arrivals, record["request_id"]
-        k += (record["kind"] == "RequestArrives") + bool(out.responses)
     search.visited.first_time(s, k)
     search.frames.append(search._children(s, None, k))
     search.path.append((s, None, k))
