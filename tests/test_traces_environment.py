@@ -213,9 +213,12 @@ def test_at_black_box_a_declared_quiet_trace_that_needs_an_operator_change_is_a_
 
 def test_the_witness_first_search_tries_the_declarations_narrowest_part_first(tmp_path: Path) -> None:
     """Under a declaration that allows more than an exception in the lock, the witness-first search
-    first searches as for a trace without one, then with every declared step; otherwise once."""
+    first searches as for a trace without one, then with every declared step but tasks of the
+    broker's own where it declares them, then with every declared step; otherwise once."""
     faults = header_from_record(_recorded(tmp_path, "faults", 10)[0])
-    assert witness_environments(faults) == [replace(QUIET_ENVIRONMENT, exceptions_in_lock=True), faults.environment]
+    assert faults.environment is not None and faults.environment.foreign_tasks
+    own = replace(faults.environment, foreign_tasks=(), max_foreign_tasks=0)
+    assert witness_environments(faults) == [replace(QUIET_ENVIRONMENT, exceptions_in_lock=True), own, faults.environment]
     steady = header_from_record(_recorded(tmp_path, "steady", 10, "s.jsonl")[0])
     assert witness_environments(steady) == [QUIET_ENVIRONMENT]
     bare = header_from_record(_without_environment(_records(EXAMPLES / "faults-5.3.3.jsonl")[0]))

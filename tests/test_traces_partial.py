@@ -279,6 +279,24 @@ def _true_run(config: Any, full: list[dict[str, Any]]) -> Iterator[tuple[dict[st
         k += (record["kind"] == "RequestArrives") + bool(out.responses)  # the events black-box shows of it
 
 
+def _from_the_true_run(replay: Any, events: list[dict[str, Any]], full: list[dict[str, Any]], strategy: Any, start: int) -> Any:
+    """``strategy``'s search over ``events``, the projection of ``full``, from the true run's state
+    after event ``start`` (the requests that arrived by then numbered as the search numbers them)."""
+    search = _strategy_search(replay, events, strategy)
+    arrivals = 0
+    for record, s, k in _true_run(replay.config, full):
+        if k == start:
+            break
+        if record["kind"] == "RequestArrives":
+            arrivals += 1
+            replay.id_of[record["request_id"]], replay.opaque_of[arrivals] = arrivals, record["request_id"]
+    search.visited.first_time(s, k)
+    search.frames.append(search._children(s, None, k))
+    search.path.append((s, None, k))
+    search.deepest = k
+    return search
+
+
 def _true_run_pruned(full: list[dict[str, Any]]) -> list[tuple[int, int]]:
     """Where, along the true run a full trace records, the witness-first search's state checks
     (``_no_run_goes_on``) would drop the state at ``black-box``: (seq, events explained) of each."""
@@ -1688,21 +1706,36 @@ def test_an_order_that_needs_another_first_learns_it_inside_its_try(tmp_path: Pa
     projected = list(project(full, Observation.BLACK_BOX))
     header, events = header_from_record(projected[0]), projected[1:]
     replay = PartialReplay(header, Budgets(candidates=5_000, steps=30_000, seconds=600, witness_share=1.0))
-    search = _strategy_search(replay, events, next(s for s in STRATEGIES if s.name == "trace order"))
-    arrivals = 0
-    for record, s, k in _true_run(header.config, full):  # to the state after event 2,400
-        if k == 2_400:
-            break
-        if record["kind"] == "RequestArrives":
-            arrivals += 1
-            replay.id_of[record["request_id"]], replay.opaque_of[arrivals] = arrivals, record["request_id"]
-    search.visited.first_time(s, k)
-    search.frames.append(search._children(s, None, k))
-    search.path.append((s, None, k))
-    search.deepest = k
+    search = _from_the_true_run(replay, events, full, next(s for s in STRATEGIES if s.name == "trace order"), 2_400)
     found = search.run()
     assert isinstance(found, PartialResult), found
     assert {x: ys for x, ys in search.held_back.items() if ys} == {1363: {1364}, 1308: {1304}}
+
+
+def test_a_search_without_the_brokers_own_tasks_reads_the_cleaners_counts_as_bounds(tmp_path: Path) -> None:
+    """faults under 5.3.3, seed 2 (10,000 steps: 2,200 events at black-box), "trace order" from the
+    true run's state after event 64, where the broker has submitted three of the four tasks of its
+    own that the trace declares. With the fourth still to come, the bound on the tasks between two
+    cleaned tasks counts it as one that may be between them, and the search keeps states in which a
+    send that a worker answers joined ahead of a cleaned one: stuck at event 301 within 20,000 spec
+    steps (and within 400,000). In the environment without tasks of the broker's own, which the
+    witness-first search now tries before the whole declaration, it explains past event 1,900
+    within them. The whole trace was inconclusive within the default budgets, and is conformant."""
+    from spec.frozen import replace
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import STRATEGIES
+
+    full = _recorded(tmp_path, "faults", "5.3.3", 10_000, seed=2)
+    projected = list(project(full, Observation.BLACK_BOX))
+    header, events = header_from_record(projected[0]), projected[1:]
+    declared = header.hidden_environment()
+    reached = []
+    for environment in (declared, replace(declared, foreign_tasks=(), max_foreign_tasks=0)):
+        replay = PartialReplay(header, Budgets(candidates=5_000, steps=20_000, seconds=600, witness_share=1.0), environment=environment)
+        search = _from_the_true_run(replay, events, full, STRATEGIES[0], 64)
+        assert isinstance(search.run(), str)
+        reached.append(search.deepest)
+    assert reached[0] == 301 and reached[1] >= 1_900, reached
 
 
 def test_the_second_round_tries_again_the_orders_the_first_dropped(tmp_path: Path) -> None:
@@ -2332,9 +2365,11 @@ def test_the_witness_first_search_tries_the_undeclared_environment_first_then_th
     assert tried(UNDECLARED_ENVIRONMENT) == [undeclared]
     assert tried(QUIET_ENVIRONMENT) == [quiet]
     foreign = replace(UNDECLARED_ENVIRONMENT, foreign_tasks=(ExecutorName.SEND,), max_foreign_tasks=2)
-    assert tried(foreign) == [undeclared, environment_to_json(foreign)]
+    assert tried(foreign) == [undeclared, environment_to_json(foreign)]  # without the foreign tasks, it is the first
     ha = replace(QUIET_ENVIRONMENT, ha_appends=True)
     assert tried(ha) == [quiet, environment_to_json(ha)]
+    both = replace(ha, foreign_tasks=(ExecutorName.SEND,), max_foreign_tasks=2)
+    assert tried(both) == [quiet, environment_to_json(ha), environment_to_json(both)]
 
 
 def test_an_event_the_wire_rules_out_is_a_violation_even_when_the_search_runs_out_before_it() -> None:
@@ -2490,10 +2525,12 @@ def test_when_the_witness_first_share_runs_out_the_exhaustive_search_finds_the_w
 
 def test_the_witness_first_passes_share_one_part_of_the_budgets_before_the_exhaustive_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A trace that declares more than an exception inside the put lock is searched witness-first
-    twice (the narrow environment, then the declaration), both passes within one share of the
-    steps and time, the second going on from the steps the first spent; then the exhaustive search,
-    whose budget counts them too. Inconclusive, the detail says where each pass stopped."""
+    twice (the narrow environment, then the declaration; three times where it declares tasks of
+    the broker's own, searched without them first), the passes within one share of the steps and
+    time, each going on from the steps those before it spent; then the exhaustive search, whose
+    budget counts them too. Inconclusive, the detail says where each pass stopped."""
     from spec.frozen import replace
+    from spec.profiles import ExecutorName
     from traces.checking import witness
     from traces.format.records import QUIET_ENVIRONMENT, environment_to_json
 
@@ -2524,6 +2561,14 @@ def test_the_witness_first_passes_share_one_part_of_the_budgets_before_the_exhau
     spent = replay_partial(header, projected[1:], Budgets(candidates=5_000, steps=20, seconds=60, witness_share=0.25))
     assert spent.verdict == "inconclusive" and len(calls) == 2
     assert spent.detail.endswith(": steps budget (20 spec steps) ran out; before it, pass 1 stopped; then, with every declared step, pass 2 stopped")
+
+    calls.clear()  # a declaration with tasks of the broker's own: a pass without them comes between
+    header = dataclasses.replace(header, environment=replace(declared, foreign_tasks=(ExecutorName.SEND,), max_foreign_tasks=1))
+    spent = replay_partial(header, projected[1:], Budgets(candidates=5_000, steps=20, seconds=60, witness_share=0.25))
+    assert spent.verdict == "inconclusive" and [c[0]["foreign_tasks"] for c in calls] == [[], [], ["send"]]
+    assert spent.detail.endswith(
+        "; before it, pass 1 stopped; then, with every declared step but tasks of the broker's own, pass 2 stopped; then, with every declared step, pass 3 stopped"
+    )
 
 
 @pytest.mark.parametrize(("level", "share", "witness_first"), [(Observation.QUEUES, None, 25_000), (Observation.BLACK_BOX, None, 75_000), (Observation.BLACK_BOX, 0.25, 25_000)])
