@@ -1738,6 +1738,25 @@ def test_a_search_without_the_brokers_own_tasks_reads_the_cleaners_counts_as_bou
     assert reached[0] == 301 and reached[1] >= 1_900, reached
 
 
+def test_the_candidates_budget_of_the_witness_first_search_counts_the_nodes_it_remembers() -> None:
+    """The search remembers the nodes of the last :data:`_REMEMBERED_EVENTS` events explained, and
+    its candidates budget bounds those (memory), not every node searched since the trace began: a
+    long trace explained at an even pace never runs out of it. pool-exhaustion under 4.3.2, seed 6,
+    ran out of it at event 3,007 of 3,044 when it counted every node searched (where it now runs
+    out of spec steps instead)."""
+    from spec.config import broker_config
+    from spec.releases import profile
+    from spec.state import initial_state
+    from traces.checking.witness import _REMEMBERED_EVENTS, _Visited
+
+    s = initial_state(broker_config(profile("5.3.3")))
+    visited = _Visited()
+    assert visited.first_time(s, 0) and visited.first_time(dataclasses.replace(s, now=s.now + 1), 0) and visited.first_time(s, 1)
+    assert not visited.first_time(s, 0) and visited.held == 3  # met before: not counted again
+    assert visited.first_time(s, _REMEMBERED_EVENTS + 1) and visited.held == 2  # the two explaining no event are forgotten
+    assert visited.first_time(s, 0) and visited.held == 2  # below what it remembers: searched again, not kept
+
+
 def test_the_second_round_tries_again_the_orders_the_first_dropped(tmp_path: Path) -> None:
     """faults under 4.3.2, seed 4 (1,000 steps: 263 events at black-box): stuck at event 30, the
     first round's "focused" tried 14 behind 10 first and dropped it; "trace order", which gets past

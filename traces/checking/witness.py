@@ -644,7 +644,6 @@ class _Search:
         self.visited = _Visited()
         self.frames: list[Iterator[tuple[BrokerState, int, Trail | None]]] = []  # each node's children still to try, the root's first
         self.path: list[tuple[BrokerState, Trail | None, int]] = []  # each frame's node: its state, trail and the events it explains
-        self.nodes = 1  # nodes searched
         self.progress = 0  # of the spec steps this search took, how many when the deepest node was last found
         self.jump = 1  # how many events the next back-up goes back
         self.used = 0  # the spec steps this search took
@@ -694,10 +693,9 @@ class _Search:
                     return replay.end()
                 if not self.visited.first_time(s, k):
                     continue
-                self.nodes += 1
                 self.searched[k] = self.searched.get(k, 0) + 1
-                if self.nodes > replay.budgets.candidates * 20:
-                    raise OutOfBudget(f"candidates budget ({replay.budgets.candidates * 20} states searched) ran out")
+                if self.visited.held > replay.budgets.candidates * 20:
+                    raise OutOfBudget(f"candidates budget ({replay.budgets.candidates * 20} states remembered) ran out")
                 if k > self.deepest:
                     self.deepest, self.progress, self.jump, self.patience = k, replay.steps - started, 1, self.initial_patience
                     learning = self.learning
@@ -2011,6 +2009,8 @@ class _Visited:
     def __init__(self) -> None:
         self.by_events: dict[int, dict[int, BrokerState | set[BrokerState]]] = {}  # events explained -> clock -> node(s)
         self.floor = 0  # nodes explaining fewer events are forgotten
+        self.held = 0  # the nodes remembered now
+        self.counts: dict[int, int] = {}  # events explained -> the nodes remembered with that many
 
     def first_time(self, s: BrokerState, k: int) -> bool:
         """Whether the node (``s``, ``k``) was not met before (as far as remembered); it is now."""
@@ -2019,17 +2019,20 @@ class _Visited:
         floor = k - _REMEMBERED_EVENTS
         while self.floor < floor:
             self.by_events.pop(self.floor, None)
+            self.held -= self.counts.pop(self.floor, 0)
             self.floor += 1
         clocks = self.by_events.setdefault(k, {})
         met = clocks.get(s.now)
         if met is None:
             clocks[s.now] = s
-            return True
-        if not isinstance(met, set):
-            met = clocks[s.now] = {met}
-        if s in met:
-            return False
-        met.add(s)
+        else:
+            if not isinstance(met, set):
+                met = clocks[s.now] = {met}
+            if s in met:
+                return False
+            met.add(s)
+        self.held += 1
+        self.counts[k] = self.counts.get(k, 0) + 1
         return True
 
 
