@@ -1738,6 +1738,35 @@ def test_a_search_without_the_brokers_own_tasks_reads_the_cleaners_counts_as_bou
     assert reached[0] == 301 and reached[1] >= 1_900, reached
 
 
+def test_a_pool_that_cannot_empty_before_a_rejection_the_store_cannot_explain_drops_the_state(tmp_path: Path) -> None:
+    """pool-exhaustion under 4.3.2, seed 6 (10,000 steps: 3,044 events at black-box): at 6,209 ms
+    (event 3,008) a send is refused with [REJECTREQUEST], and no writer can have the store busy
+    then, so the pool is empty. The true run is not dropped where its last free buffer has just
+    gone to a new file (6,193 ms); the same state with the full file's buffer given back is: the
+    two writers that hold the lock until then write into the new file, and none creates another.
+    The whole trace was inconclusive within the default budgets (stopped at seq 3,008: the
+    search had given that buffer back at a back-up, and searched every order of the steps
+    between); it is explained within 100,000 spec steps (about 41,000)."""
+    from spec.commitservice import CommitServiceReturnsBuffer
+    from spec.machine import step
+    from spec.workers import WorkerCreatesMappedFile
+    from traces.format.records import action_from_record
+
+    full = _recorded(tmp_path, "pool-exhaustion", "4.3.2", 10_000, seed=6)
+    projected = list(project(full, Observation.BLACK_BOX))
+    header, events = header_from_record(projected[0]), projected[1:]
+    search = _witness_search(header, events)
+    assert events[3_007]["responses"][0]["remark"].startswith("[REJECTREQUEST]") and 3_007 in search.answers.rejected
+    for record, s, k in _true_run(header.config, full):
+        if k == 3_001 and record["kind"] == WorkerCreatesMappedFile.__name__:
+            created, _ = step(header.config, s, action_from_record(record))
+            break
+    assert created.available_buffers == () and not search._no_run_goes_on(created, 3_001)
+    given_back, _ = step(header.config, created, CommitServiceReturnsBuffer())
+    assert len(given_back.available_buffers) == 1 and search._no_run_goes_on(given_back, 3_001)
+    _witness_within(projected, 100_000)
+
+
 def test_the_candidates_budget_of_the_witness_first_search_counts_the_nodes_it_remembers() -> None:
     """The search remembers the nodes of the last :data:`_REMEMBERED_EVENTS` events explained, and
     its candidates budget bounds those (memory), not every node searched since the trace began: a

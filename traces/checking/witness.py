@@ -78,7 +78,11 @@ follows one run instead, and lets the trace steer it:
   free to.
   And the states in which the writer that holds the put lock at an answer that needs it held
   long (the first writer answered after it: writers answer as they unlock) can no longer have
-  taken it by that answer's millisecond less the busy timeout.
+  taken it by that answer's millisecond less the busy timeout. And, where the TransientStorePool
+  is in use, the states in which the pool can no longer be empty at the next [REJECTREQUEST]
+  for which no writer can have the store busy: buffers leave the pool only for new files, one at
+  most a writer's hold of the lock and only once the last file is full, and the trace says which
+  writers may hold it until then.
 - That writer's steps are needed by that answer, not by its own, which comes late for holding
   the lock long.
 - A request's remoting-thread steps (the rate-limit handler, the task's creation) are taken at
@@ -153,13 +157,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spec.actors import Action, CommitServiceStep, FastFailureStep, IoThreadStep, WorkerStep
-from spec.codes import CLEAN_QUEUE_PATTERN, CLEAN_QUEUE_TAGS, RATE_LIMIT_PATTERN
+from spec.codes import CLEAN_QUEUE_PATTERN, CLEAN_QUEUE_TAGS, RATE_LIMIT_PATTERN, ResponseCode
 from spec.config import BrokerConfig
 from spec.environment import ClockAdvances
 from spec.fastfailure import FastFailureEndsBusyDrain, FastFailureStopsAtHead, is_expired
 from spec.limiter import TokenBucket, reserve_and_get_wait_length
 from spec.machine import Effect
 from spec.profiles import ExecutorName
+from spec.putlock import HA_SERVICE
 from spec.remoting import (
     DispatchCreatesTask,
     DispatchQueuesTask,
@@ -329,6 +334,18 @@ class _Answers:
     #: after that event held it then. Where no writer answers after it, none is named.
     holders: list[tuple[int, int]] = field(default_factory=list)
     oneway_writers: bool = False  # whether a writer is oneway (it unlocks without an answer)
+    #: Where the pool is in use, for :meth:`_Search._pool_cannot_empty`: the events, in order, of
+    #: the [REJECTREQUEST] answers (the store busy or the pool empty); those at which the writers
+    #: that may take the put lock arrive (answered by the put path, or never answered), and those
+    #: at which the ones answered by the put path are answered; of those answers, the events of
+    #: the ones that may leave the lock's begin time set (any but SUCCESS: an exception inside the
+    #: lock, in the releases whose ``finally`` does not reset it), and the writers whose SUCCESS
+    #: resets it as they unlock.
+    rejected: list[int] = field(default_factory=list)
+    writer_arrivals: list[int] = field(default_factory=list)
+    writer_answers: list[int] = field(default_factory=list)
+    stamped: list[int] = field(default_factory=list)
+    clean: set[int] = field(default_factory=set)
     #: event -> the executors of the requests its answers of flow control answer: whose queue or
     #: put path must be loaded before it (:data:`_LOADS_EARLY`)
     loaded: dict[int, frozenset[ExecutorName | None]] = field(default_factory=dict)
@@ -377,6 +394,8 @@ class _Answers:
                     continue
                 answers.at[request] = i
                 answers.tag[request] = _tag(r.remark)
+                if request in writing and answers.tag[request] == "" and r.code == ResponseCode.SUCCESS:
+                    answers.clean.add(request)
                 if answers.tag[request] in _LOADS_EARLY:
                     answers.loaded[i] = answers.loaded.get(i, frozenset()) | {answers.executor[request]}
                 if _LOADS_EARLY.get(answers.tag[request]) is _PUT_PATH and answers.lock_busy[-1:] != [i]:
@@ -413,6 +432,18 @@ class _Answers:
             swept = [(event, answers.at[request]) for event, request in by_cleaners]
             answers.served[executor], answers.swept[executor] = _soonest_from(served), _soonest_from(swept)
         answers.arrival_events = sorted(arrived.values())
+        if config.pool_enabled:
+            answers.rejected = sorted(i for request, i in answers.at.items() if answers.tag[request] == "[REJECTREQUEST]")
+            for request in writing:
+                if answers.tag.get(request, "") == "":
+                    answers.writer_arrivals.append(arrived[request])
+                if request in answers.at and answers.tag[request] == "":
+                    answers.writer_answers.append(answers.at[request])
+                    if request not in answers.clean:
+                        answers.stamped.append(answers.at[request])
+            answers.writer_arrivals.sort()
+            answers.writer_answers.sort()
+            answers.stamped.sort()
         writers = sorted((at, request) for request, at in answers.at.items() if request in writing and answers.tag[request] == "")
         for held_long in answers.lock_surely_busy:
             w = bisect.bisect_right(writers, (held_long, _NEVER))
@@ -1219,6 +1250,8 @@ class _Search:
             return True
         if self.holders_known and self._holder_too_late(s, k):
             return True
+        if answers.rejected and self._pool_cannot_empty(s, k):
+            return True
         if answers.drained and self._behind_cannot_leave(s, k):
             return True
         if answers.counted_arrivals and self._too_few_behind_next_arrival(s, k):
@@ -1277,6 +1310,51 @@ class _Search:
             if at is None or at < k or self.events[at]["ts"] <= deadline:
                 return False  # its worker may be free in time
         return True
+
+    def _pool_cannot_empty(self, s: BrokerState, k: int) -> bool:
+        """Whether the pool can no longer be empty at the next [REJECTREQUEST] answer where the
+        store cannot be busy then. That answer needs the store busy or the pool empty
+        (``rejectRequest``). Busy at its millisecond needs the lock's begin time set more than the
+        busy timeout before: the one set now, unless its holder is a writer whose SUCCESS comes
+        before that answer (it resets the time as it unlocks); or one a writer sets from now on,
+        where that is soon enough, and that writer still holds the lock then (answered after it, or
+        never) or leaves the time set (an answer other than SUCCESS before it). Where neither can
+        be, the pool must be empty then. Buffers leave the pool only for new files, each created by
+        a writer holding the lock when the last file is full, one at most a hold; the writers that
+        may hold the lock until then are those arrived before that answer and not answered by the
+        put path before now, and the first of them up to the room left in the last file write
+        into it (each writes one message at most), so at most the rest create files. A buffer
+        given back only adds to the pool. pool-exhaustion under 4.3.2, seed 6, stopped at such an
+        answer: its search had given a buffer back at a back-up 27 ms before, and searched every
+        order of the steps between."""
+        answers, config = self.answers, self.replay.config
+        r = bisect.bisect_left(answers.rejected, k)
+        if r == len(answers.rejected) or not s.available_buffers:
+            return False
+        rejected = answers.rejected[r]
+        at, timeout = self.events[rejected]["ts"], config.os_page_cache_busy_timeout_ms
+        arrived = bisect.bisect_left(answers.writer_arrivals, rejected)  # the writers arrived before that answer
+        if s.now < at - timeout:  # a writer taking the lock now would have it held long enough
+            if arrived > bisect.bisect_left(answers.writer_answers, rejected) or bisect.bisect_left(answers.stamped, rejected) > bisect.bisect_left(answers.stamped, k):
+                return False
+        begin = s.lock.begin_time_in_lock
+        if begin != 0 and at - begin > timeout and not self._unlocks_clean_before(s, k, rejected):
+            return False
+        holding = arrived - bisect.bisect_left(answers.writer_answers, k)
+        room = config.mapped_file_size - s.files[-1].wrote if s.files else 0
+        return len(s.available_buffers) > holding - room
+
+    def _unlocks_clean_before(self, s: BrokerState, k: int, event: int) -> bool:
+        """Whether the put lock's holder is a worker whose request's SUCCESS, which resets the lock's
+        begin time as it unlocks, comes from event ``k`` on and before ``event``."""
+        holder = s.lock.holder
+        if holder is None or holder == HA_SERVICE:
+            return False
+        worker = s.executor(ExecutorName(holder[0])).workers[holder[1]]
+        if not isinstance(worker.task, RequestTask):
+            return False
+        request = worker.task.request.id
+        return request in self.answers.clean and k <= self.answers.at[request] < event
 
     def _bucket_cannot_throttle(self, s: BrokerState, k: int) -> bool:
         """Whether a topic's bucket cannot write the wait that the next [RateLimit] answer naming
