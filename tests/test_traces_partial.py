@@ -1716,9 +1716,10 @@ def test_a_search_without_the_brokers_own_tasks_reads_the_cleaners_counts_as_bou
     """faults under 5.3.3, seed 2 (10,000 steps: 2,200 events at black-box), "trace order" from the
     true run's state after event 64, where the broker has submitted three of the four tasks of its
     own that the trace declares. With the fourth still to come, the bound on the tasks between two
-    cleaned tasks counts it as one that may be between them, and the search keeps states in which a
-    send that a worker answers joined ahead of a cleaned one: stuck at event 301 within 20,000 spec
-    steps (and within 400,000). In the environment without tasks of the broker's own, which the
+    cleaned tasks must allow that it is one of them, and the search keeps states it would drop
+    otherwise (it submits that task between two sends, and finds it at the head at 744 ms with both
+    workers busy, where the remarks leave room for one task only): stuck at event 301 within 20,000
+    spec steps (and within 400,000). In the environment without tasks of the broker's own, which the
     witness-first search now tries before the whole declaration, it explains past event 1,900
     within them. The whole trace was inconclusive within the default budgets, and is conformant."""
     from spec.frozen import replace
