@@ -432,19 +432,12 @@ class _Answers:
             swept = [(event, answers.at[request]) for event, request in by_cleaners]
             answers.served[executor], answers.swept[executor] = _soonest_from(served), _soonest_from(swept)
         answers.arrival_events = sorted(arrived.values())
+        writers = sorted((at, request) for request, at in answers.at.items() if request in writing and answers.tag[request] == "")
         if config.pool_enabled:
             answers.rejected = sorted(i for request, i in answers.at.items() if answers.tag[request] == "[REJECTREQUEST]")
-            for request in writing:
-                if answers.tag.get(request, "") == "":
-                    answers.writer_arrivals.append(arrived[request])
-                if request in answers.at and answers.tag[request] == "":
-                    answers.writer_answers.append(answers.at[request])
-                    if request not in answers.clean:
-                        answers.stamped.append(answers.at[request])
-            answers.writer_arrivals.sort()
-            answers.writer_answers.sort()
-            answers.stamped.sort()
-        writers = sorted((at, request) for request, at in answers.at.items() if request in writing and answers.tag[request] == "")
+            answers.writer_arrivals = sorted(arrived[request] for request in writing if answers.tag.get(request, "") == "")
+            answers.writer_answers = [at for at, _ in writers]
+            answers.stamped = [at for at, request in writers if request not in answers.clean]
         for held_long in answers.lock_surely_busy:
             w = bisect.bisect_right(writers, (held_long, _NEVER))
             if w < len(writers):
@@ -2088,7 +2081,6 @@ class _Visited:
         self.by_events: dict[int, dict[int, BrokerState | set[BrokerState]]] = {}  # events explained -> clock -> node(s)
         self.floor = 0  # nodes explaining fewer events are forgotten
         self.held = 0  # the nodes remembered now
-        self.counts: dict[int, int] = {}  # events explained -> the nodes remembered with that many
 
     def first_time(self, s: BrokerState, k: int) -> bool:
         """Whether the node (``s``, ``k``) was not met before (as far as remembered); it is now."""
@@ -2096,8 +2088,8 @@ class _Visited:
             return True
         floor = k - _REMEMBERED_EVENTS
         while self.floor < floor:
-            self.by_events.pop(self.floor, None)
-            self.held -= self.counts.pop(self.floor, 0)
+            forgotten = self.by_events.pop(self.floor, {})
+            self.held -= sum(len(met) if isinstance(met, set) else 1 for met in forgotten.values())
             self.floor += 1
         clocks = self.by_events.setdefault(k, {})
         met = clocks.get(s.now)
@@ -2110,7 +2102,6 @@ class _Visited:
                 return False
             met.add(s)
         self.held += 1
-        self.counts[k] = self.counts.get(k, 0) + 1
         return True
 
 
