@@ -158,13 +158,13 @@ from typing import Any
 
 from spec.actors import Action, CommitServiceStep, FastFailureStep, IoThreadStep, WorkerStep
 from spec.codes import CLEAN_QUEUE_PATTERN, CLEAN_QUEUE_TAGS, RATE_LIMIT_PATTERN, ResponseCode
-from spec.config import BrokerConfig
+from spec.config import BUSY_UPPER_BOUND_MS, BrokerConfig
 from spec.environment import ClockAdvances
 from spec.fastfailure import FastFailureEndsBusyDrain, FastFailureStopsAtHead, is_expired
 from spec.limiter import TokenBucket, reserve_and_get_wait_length
 from spec.machine import Effect
 from spec.profiles import ExecutorName
-from spec.putlock import HA_SERVICE
+from spec.putlock import HA_SERVICE, is_os_page_cache_busy
 from spec.remoting import (
     DispatchCreatesTask,
     DispatchQueuesTask,
@@ -178,7 +178,7 @@ from spec.remoting import (
 )
 from spec.storepool import current_file_has_room
 from spec.state import Bucket, BrokerState, Executor, FastFailurePhase, IoStage, IoThread, RequestTask, Response, WorkerStage, written_as
-from spec.workers import WorkerAcquiresPutLock, WorkerPassesPutCheck, WorkerTakesTask
+from spec.workers import WorkerAcquiresPutLock, WorkerPassesPutCheck, WorkerTakesTask, busy_answer
 from traces.checking.partial import OutOfBudget, PartialReplay, PartialResult, Trail
 from traces.format.records import RESPONSE_KIND, action_from_record, responses_from_record
 
@@ -334,18 +334,18 @@ class _Answers:
     #: after that event held it then. Where no writer answers after it, none is named.
     holders: list[tuple[int, int]] = field(default_factory=list)
     oneway_writers: bool = False  # whether a writer is oneway (it unlocks without an answer)
-    #: Where the pool is in use, for :meth:`_Search._pool_cannot_empty`: the events, in order, of
-    #: the [REJECTREQUEST] answers (the store busy or the pool empty); those at which the writers
-    #: that may take the put lock arrive (answered by the put path, or never answered), and those
-    #: at which the ones answered by the put path are answered; of those answers, the events of
-    #: the ones that may leave the lock's begin time set (any but SUCCESS: an exception inside the
-    #: lock, in the releases whose ``finally`` does not reset it), and the writers whose SUCCESS
-    #: resets it as they unlock.
-    rejected: list[int] = field(default_factory=list)
-    writer_arrivals: list[int] = field(default_factory=list)
+    #: The events, in order, at which writers are answered by the put path (past the put check);
+    #: of those, the events of the answers that may leave the lock's begin time set (any but
+    #: SUCCESS: an exception inside the lock, in the releases whose ``finally`` does not reset it);
+    #: and the writers whose SUCCESS resets it as they unlock.
     writer_answers: list[int] = field(default_factory=list)
     stamped: list[int] = field(default_factory=list)
     clean: set[int] = field(default_factory=set)
+    #: Where the pool is in use, for :meth:`_Search._pool_cannot_empty`: the events, in order, of
+    #: the [REJECTREQUEST] answers (the store busy or the pool empty), and those at which the
+    #: writers that may take the put lock arrive (answered by the put path, or never answered).
+    rejected: list[int] = field(default_factory=list)
+    writer_arrivals: list[int] = field(default_factory=list)
     #: event -> the executors of the requests its answers of flow control answer: whose queue or
     #: put path must be loaded before it (:data:`_LOADS_EARLY`)
     loaded: dict[int, frozenset[ExecutorName | None]] = field(default_factory=dict)
@@ -376,6 +376,7 @@ class _Answers:
         answers = _Answers()
         named: dict[int, int] = {}  # opaque -> the latest request that arrived with it
         topics: dict[int, str] = {}  # request -> its topic
+        codes: dict[int, int] = {}  # request -> its request code
         writing: set[int] = set()  # the requests that write the commit log
         arrived: dict[int, int] = {}  # request -> the event at which it arrives
         for i, record in enumerate(events):
@@ -385,6 +386,7 @@ class _Answers:
                 answers.arrivals.setdefault(executor, []).append(i)
                 arrived[request] = i
                 topics[request] = record.get("topic", "")
+                codes[request] = record["code"]
                 if config.profile.writes_commit_log(record["code"]):
                     writing.add(request)
                     answers.oneway_writers |= bool(record.get("oneway"))
@@ -393,7 +395,9 @@ class _Answers:
                 if request in answers.at or request not in answers.executor:
                     continue
                 answers.at[request] = i
-                answers.tag[request] = _tag(r.remark)
+                # A send-back refused at the put check is answered without the tag (:func:`spec.workers.busy_answer`).
+                refused = request in writing and (r.code, r.remark) == busy_answer(config.profile, codes[request])
+                answers.tag[request] = "[PC_SYNCHRONIZED]" if refused else _tag(r.remark)
                 if request in writing and answers.tag[request] == "" and r.code == ResponseCode.SUCCESS:
                     answers.clean.add(request)
                 if answers.tag[request] in _LOADS_EARLY:
@@ -433,11 +437,11 @@ class _Answers:
             answers.served[executor], answers.swept[executor] = _soonest_from(served), _soonest_from(swept)
         answers.arrival_events = sorted(arrived.values())
         writers = sorted((at, request) for request, at in answers.at.items() if request in writing and answers.tag[request] == "")
+        answers.writer_answers = [at for at, _ in writers]
+        answers.stamped = [at for at, request in writers if request not in answers.clean]
         if config.pool_enabled:
             answers.rejected = sorted(i for request, i in answers.at.items() if answers.tag[request] == "[REJECTREQUEST]")
             answers.writer_arrivals = sorted(arrived[request] for request in writing if answers.tag.get(request, "") == "")
-            answers.writer_answers = [at for at, _ in writers]
-            answers.stamped = [at for at, request in writers if request not in answers.clean]
         for held_long in answers.lock_surely_busy:
             w = bisect.bisect_right(writers, (held_long, _NEVER))
             if w < len(writers):
@@ -642,8 +646,8 @@ class _Search:
         #: (bucket, soonest admissions, answer's microsecond, ticket) -> whether :meth:`_admissions_reach` found it reachable
         self.reached: dict[tuple[TokenBucket, tuple[int, ...], int, int], bool] = {}
         #: Whether :meth:`_holder_too_late` may read :attr:`_Answers.holders`: only where every writer
-        #: answers as it unlocks (none oneway, no exception inside the lock) and only writers take the lock (no HA).
-        self.holders_known = bool(answers.holders) and not answers.oneway_writers and not replay.environment.exceptions_in_lock and not replay.environment.ha_appends
+        #: answers as it unlocks (none oneway; an exception inside the lock is answered as it unlocks too).
+        self.holders_known = bool(answers.holders) and not answers.oneway_writers
         self.queues: dict[int, _Queue] = {}  # id of a queue's tuple -> what it says (:meth:`_queue`)
         #: (executor, event) -> from which event on :meth:`_may_join` read the arrivals that may join
         #: its queue and still be there at that event, and the events at which they arrive
@@ -1245,6 +1249,8 @@ class _Search:
             return True
         if answers.rejected and self._pool_cannot_empty(s, k):
             return True
+        if answers.writer_answers and self._busy_for_good(s, k):
+            return True
         if answers.drained and self._behind_cannot_leave(s, k):
             return True
         if answers.counted_arrivals and self._too_few_behind_next_arrival(s, k):
@@ -1276,12 +1282,19 @@ class _Search:
         earlier. So it is dropped where that millisecond has passed and the writer has not taken
         the lock (or took it later), and where the writer has no worker yet, none is free, and
         none answers by then (a worker takes another task only once it has answered the one it
-        holds)."""
+        holds). Where an exception inside the lock may leave its stamp (4.3.2, 5.3.3), the store
+        may be busy at that answer with no writer holding the lock (nor the HA service, which never
+        stamps): nothing is read then where such a stamp is left now, or an exception is answered
+        from now on before that answer. faults under 5.3.3, seed 6, declares exceptions: the
+        search kept, for 40 ms, states in which the holder of a [REJECTREQUEST] at 5,170 ms had not
+        taken the lock by 5,149."""
         answers = self.answers
         h = bisect.bisect_left(answers.holders, (k, -1))
         if h == len(answers.holders):
             return False
         busy, holder = answers.holders[h]
+        if s.lock.holder in (None, HA_SERVICE) and s.lock.begin_time_in_lock != 0 or bisect.bisect_left(answers.stamped, busy) > bisect.bisect_left(answers.stamped, k):
+            return False  # a stamp an exception left (now, or before that answer) may have the store busy with no writer holding the lock
         deadline: int = self.events[busy]["ts"] - self.replay.config.os_page_cache_busy_timeout_ms - 1
         name = answers.executor.get(holder)
         if name is None:
@@ -1336,6 +1349,27 @@ class _Search:
         holding = arrived - bisect.bisect_left(answers.writer_answers, k)
         room = config.mapped_file_size - s.files[-1].wrote if s.files else 0
         return len(s.available_buffers) > holding - room
+
+    def _busy_for_good(self, s: BrokerState, k: int) -> bool:
+        """Whether the store is busy now and stays so while a writer's answer past the put check
+        is still to come. Only a writer taking the put lock stamps the lock's begin time, and only
+        its unlocking (or an exception where ``finally`` resets) clears it; a writer takes the
+        lock only after passing the put check, which needs the store not busy. So with the time
+        stamped long enough ago, the lock free (or held by the HA service, which never stamps) and
+        no worker past the check, no writer passes it again until the stamp is as old as the busy
+        bound (10^7 ms): 5.3.3's and 4.3.2's stuck busy after an exception inside the lock. A
+        writer's answer other than a refusal ([PC_SYNCHRONIZED] included) is written past the
+        check, so none can come before then. faults under 5.3.3, seed 6: send 14 had to pass the
+        check at 91 ms, before the stamp an exception left at 90 turned the store busy for good at
+        111; the search, which took its steps only as its answer at 132 neared, found out there."""
+        lock = s.lock
+        if lock.holder not in (None, HA_SERVICE) or not is_os_page_cache_busy(lock, s.now, self.replay.config.os_page_cache_busy_timeout_ms):
+            return False
+        if any(worker.stage is WorkerStage.PASSED_PUT_CHECK for e in s.executors for worker in e.workers):
+            return False
+        answers = self.answers
+        w = bisect.bisect_left(answers.writer_answers, k)
+        return w < len(answers.writer_answers) and self.events[answers.writer_answers[w]]["ts"] - lock.begin_time_in_lock < BUSY_UPPER_BOUND_MS
 
     def _unlocks_clean_before(self, s: BrokerState, k: int, event: int) -> bool:
         """Whether the put lock's holder is a worker whose request's SUCCESS, which resets the lock's
