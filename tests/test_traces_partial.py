@@ -1840,6 +1840,38 @@ def test_the_holder_at_a_busy_answer_is_read_where_exceptions_in_the_lock_are_de
     assert isinstance(_from_the_true_run(replay, events, full, STRATEGIES[0], 2_098).run(), PartialResult)
 
 
+def test_the_remoting_threads_force_joins_behind_a_task_a_cleaner_takes_until_its_answer(tmp_path: Path) -> None:
+    """bursts under 4.3.2, seed 7 (10,000 steps: 1,876 events at black-box): a cleaner takes send
+    43 at 228 ms with seven tasks behind it, and the sends that arrive by 219 (the last arrival
+    before) can leave their two remoting threads only by joining the send queue, all but one of
+    them by then: seven. At 188 ms, the true run queues send 45 while 43 waits on the other thread
+    (it joins later, behind 45); the same state with 43 queued first and 45 behind it leaves room
+    for six, and is dropped, though the next arrival finds a free thread. The search had found
+    that out at 213 ms, and searched every order of the steps between: inconclusive within the
+    default budgets (stopped at seq 93); conformant within 100,000 spec steps (about 14,000)."""
+    from spec.machine import step
+    from spec.profiles import ExecutorName
+    from spec.remoting import DispatchQueuesTask
+
+    full = _recorded(tmp_path, "bursts", "4.3.2", 10_000, seed=7)
+    projected = list(project(full, Observation.BLACK_BOX))
+    header, events = header_from_record(projected[0]), projected[1:]
+    config = header.config
+    search = _witness_search(header, events)
+    for record, s, k in _true_run(config, full):
+        if record["kind"] == "DispatchQueuesTask" and record["ts"] == 188:
+            break
+    assert [io.request.id if io.request is not None else None for io in s.io_threads] == [43, 45]
+    assert search.answers.at[43] == 94 and search.answers.behind[43] == 7
+    assert not search._no_run_goes_on(s, k)
+    swapped, _ = step(config, step(config, s, DispatchQueuesTask(io_thread=0))[0], DispatchQueuesTask(io_thread=1))
+    send = swapped.executor(ExecutorName.SEND)
+    assert [t.request.id for t in send.queue][-2:] == [43, 45]
+    assert not search._arrival_forces_joins(swapped, k)
+    assert search._threads_force_joins(swapped, send, k, search._queue(send)) and search._no_run_goes_on(swapped, k)
+    _witness_within(projected, 100_000)
+
+
 def test_the_candidates_budget_of_the_witness_first_search_counts_the_nodes_it_remembers() -> None:
     """The search remembers the nodes of the last :data:`_REMEMBERED_EVENTS` events explained, and
     its candidates budget bounds those (memory), not every node searched since the trace began: a
