@@ -67,7 +67,9 @@ follows one run instead, and lets the trace steer it:
   its wait that a cleaner answers later than the next cleaner's answer, or with a busy drain (it
   stops only at a young head, and answers that head with [TIMEOUT_CLEAN_QUEUE]); and in which
   the next arrival finds no remoting thread that can be free by then, or frees one only by
-  queueing more tasks behind a task a cleaner takes than its remark counts.
+  queueing more tasks behind a task a cleaner takes than its remark counts; or in which, at the
+  last arrival before a cleaner's answer, the requests that can leave their remoting threads only
+  by joining its queue must already have put more tasks behind it than its remark counts.
   And the states in which a topic's bucket can no longer bring its next free ticket to the
   microsecond that the next [RateLimit] answer naming it gives (its millisecond plus the wait in
   its remark, where the breaker is closed): the ticket never moves back, and only the admissions
@@ -78,7 +80,10 @@ follows one run instead, and lets the trace steer it:
   free to.
   And the states in which the writer that holds the put lock at an answer that needs it held
   long (the first writer answered after it: writers answer as they unlock) can no longer have
-  taken it by that answer's millisecond less the busy timeout. And, where the TransientStorePool
+  taken it by that answer's millisecond less the busy timeout, unless a stamp an exception left
+  may have the store busy then with no writer holding the lock. And the states in which the store
+  is busy for good (the stamp old, the lock free, no worker past the put check) while a writer's
+  answer past the check is still to come. And, where the TransientStorePool
   is in use, the states in which the pool can no longer be empty at the next [REJECTREQUEST]
   for which no writer can have the store busy: buffers leave the pool only for new files, one at
   most a writer's hold of the lock and only once the last file is full, and the trace says which
