@@ -434,7 +434,7 @@ class _Answers:
         for request, executor in answers.executor.items():  # in the order they arrive
             if executor is not None and answers.tag.get(request) not in _REFUSED_ON_THE_REMOTING_THREAD:
                 answers.joining.setdefault(executor, []).append((arrived[request], request))
-                if request in answers.at:
+                if answers.leaves_by_joining(request):
                     answers.joiners.setdefault(executor, []).append(arrived[request])
         answers.silent = {answers.executor[request] for request in answers.executor if request not in answers.at}
         for executor, joining in answers.joining.items():
@@ -576,6 +576,16 @@ class _Answers:
         """Whether ``request`` can join its queue before ``event`` (at ``ts``), as far as
         :attr:`joins_from` and :attr:`joins_after` say."""
         return self.joins_from.get(request, 0) <= ts and self.joins_after.get(request, -1) < event
+
+    def leaves_by_joining(self, request: int) -> bool:
+        """Whether ``request`` can leave its remoting thread only by joining its executor's queue:
+        answered, and not on that thread (:attr:`joiners`)."""
+        return self.executor.get(request) is not None and request in self.at and self.tag[request] not in _REFUSED_ON_THE_REMOTING_THREAD
+
+    def stamps_between(self, k: int, event: int) -> bool:
+        """Whether a writer's answer that may leave the lock's begin time set (:attr:`stamped`) comes
+        from event ``k`` on and before ``event``."""
+        return bisect.bisect_left(self.stamped, event) > bisect.bisect_left(self.stamped, k)
 
     def may_be_between(self, request: int, x: int) -> bool:
         """Whether ``request`` may be between task ``x`` and the next task a cleaner takes from their queue (:meth:`_read_between`)."""
@@ -1305,7 +1315,7 @@ class _Search:
         if h == len(answers.holders):
             return False
         busy, holder = answers.holders[h]
-        if s.lock.holder in (None, HA_SERVICE) and s.lock.begin_time_in_lock != 0 or bisect.bisect_left(answers.stamped, busy) > bisect.bisect_left(answers.stamped, k):
+        if s.lock.holder in (None, HA_SERVICE) and s.lock.begin_time_in_lock != 0 or answers.stamps_between(k, busy):
             return False  # a stamp an exception left (now, or before that answer) may have the store busy with no writer holding the lock
         deadline: int = self.events[busy]["ts"] - self.replay.config.os_page_cache_busy_timeout_ms - 1
         name = answers.executor.get(holder)
@@ -1353,11 +1363,10 @@ class _Search:
         at, timeout = self.events[rejected]["ts"], config.os_page_cache_busy_timeout_ms
         arrived = bisect.bisect_left(answers.writer_arrivals, rejected)  # the writers arrived before that answer
         if s.now < at - timeout:  # a writer taking the lock now would have it held long enough
-            if arrived > bisect.bisect_left(answers.writer_answers, rejected) or bisect.bisect_left(answers.stamped, rejected) > bisect.bisect_left(answers.stamped, k):
+            if arrived > bisect.bisect_left(answers.writer_answers, rejected) or answers.stamps_between(k, rejected):
                 return False
-        begin = s.lock.begin_time_in_lock
-        if begin != 0 and at - begin > timeout and not self._unlocks_clean_before(s, k, rejected):
-            return False
+        if is_os_page_cache_busy(s.lock, at, timeout) and not self._unlocks_clean_before(s, k, rejected):
+            return False  # the stamp set now has the store busy then, unless its holder's SUCCESS resets it before
         holding = arrived - bisect.bisect_left(answers.writer_answers, k)
         room = config.mapped_file_size - s.files[-1].wrote if s.files else 0
         return len(s.available_buffers) > holding - room
@@ -1696,7 +1705,7 @@ class _Search:
         it searched every order of the steps between."""
         answers, config = self.answers, self.replay.config
         joiners = answers.joiners.get(e.name, [])
-        held = sum(1 for io in s.io_threads if io.request is not None and answers.executor.get(io.request.id) is e.name and io.request.id in answers.at and answers.tag[io.request.id] not in _REFUSED_ON_THE_REMOTING_THREAD)
+        held = sum(1 for io in s.io_threads if io.request is not None and answers.executor.get(io.request.id) is e.name and answers.leaves_by_joining(io.request.id))
         free = config.io_threads - 1 + config.executor(e.name).threads - len(e.workers)
         first = bisect.bisect_left(joiners, k)
         for answered, room in queue.room:
