@@ -694,6 +694,7 @@ class _Search:
         self.path: list[tuple[BrokerState, Trail | None, int]] = []  # each frame's node: its state, trail and the events it explains
         self.progress = 0  # of the spec steps this search took, how many when the deepest node was last found
         self.jump = 1  # how many events the next back-up goes back
+        self.furthest = 0  # the most events a node explained since the search last backed up by whole events
         self.used = 0  # the spec steps this search took
         #: Orders learned where the search was stuck (:meth:`_learn`, the kinds at
         #: :meth:`_orders_to_try`): a request held back -> the requests that join its queue before
@@ -744,8 +745,10 @@ class _Search:
                 self.searched[k] = self.searched.get(k, 0) + 1
                 if self.visited.held > replay.budgets.candidates * 20:
                     raise OutOfBudget(f"candidates budget ({replay.budgets.candidates * 20} states remembered) ran out")
+                if k > self.furthest:  # further than since it last backed up: its patience starts again
+                    self.furthest, self.progress = k, replay.steps - started
                 if k > self.deepest:
-                    self.deepest, self.progress, self.jump, self.patience = k, replay.steps - started, 1, self.initial_patience
+                    self.deepest, self.jump, self.patience = k, 1, self.initial_patience
                     learning = self.learning
                     while learning is not None:  # past where it was stuck: the orders tried there (and inside the try) stay
                         for tried in (*learning.inner, learning.trying):
@@ -757,9 +760,10 @@ class _Search:
                     self.progress = replay.steps - started + (self.deepest - path[-1][2]) * _PACE
                     continue
                 elif self.patience is not None and replay.steps - started - self.progress > self.patience:
-                    self._back_up(self.deepest - self.jump)
-                    self.progress, self.jump = replay.steps - started, self.jump * 2
-                    if self.jump > self.deepest:  # back to the start: again from one event back, more patient
+                    to = self.furthest - self.jump  # back from where it is stuck now
+                    self._back_up(to)
+                    self.progress, self.jump, self.furthest = replay.steps - started, self.jump * 2, max(to, 0)
+                    if to <= 0:  # back to the start: again from one event back, more patient
                         self.jump, self.patience = 1, self.patience * 2
                     continue
                 frames.append(self._children(s, trail, k))
