@@ -1568,6 +1568,27 @@ def test_a_strategy_stuck_after_a_wrong_guess_backs_up_by_whole_events(tmp_path:
     _witness_follows_the_spec(projected, found)
 
 
+def test_a_search_that_backed_up_to_the_start_backs_up_from_where_it_is_stuck_then(tmp_path: Path) -> None:
+    """The bench's full-send-queue trace (5.3.3, 20,000 steps, seed 4: 7,380 black-box events),
+    "trace order" with the first round's patience. Stuck at seq 6,272, it backed up by whole
+    events as far as the start of its jumps (event 2,175), went on, and was stuck again at event
+    4,571; its next back-ups went one, two, four, ... events back from 6,271, where it no longer
+    stood, so each gave up nothing and cost a whole patience, and it was still there after
+    1,100,000 spec steps. Backing up from where it is stuck, it explains the trace in about
+    121,000."""
+    from traces.checking.partial import PartialReplay
+    from traces.checking.witness import _PATIENCE, STRATEGIES
+
+    projected = list(project(_recorded(tmp_path, "full-send-queue", "5.3.3", 20_000, seed=4), Observation.BLACK_BOX))
+    header, events = header_from_record(projected[0]), projected[1:]
+    replay = PartialReplay(header, Budgets(candidates=5_000, steps=200_000, seconds=600, witness_share=1.0))  # by steps, not the machine's speed
+    search = _strategy_search(replay, events, next(s for s in STRATEGIES if s.name == "trace order"), _PATIENCE)
+    found = search.run()
+    assert isinstance(found, PartialResult), found
+    assert search.gave_up  # it backed up by whole events on the way
+    _witness_follows_the_spec(projected, found)
+
+
 def test_a_search_paused_between_turns_goes_on_where_it_stopped(tmp_path: Path) -> None:
     """The first round's strategies take turns (``_race``): a search resumed turn after turn must
     search exactly what it searches in one go, back-ups included, or a race would change what each
