@@ -1568,6 +1568,28 @@ def test_a_strategy_stuck_after_a_wrong_guess_backs_up_by_whole_events(tmp_path:
     _witness_follows_the_spec(projected, found)
 
 
+def test_a_pass_whose_environment_the_wire_rules_out_is_not_searched(tmp_path: Path) -> None:
+    """faults under 4.9.8, 1,000 steps, seed 1 (214 black-box events): a [TIMEOUT_CLEAN_QUEUE] at
+    seq 39 reports 39 ms in the send queue, whose wait is 50 ms, so only a run in which the
+    operator lowered that wait (the header declares it) explains it. The first pass, with the
+    declared exceptions inside the put lock alone, searched in vain before the next found the run
+    (45,294 spec steps in all); ruled out off the arrivals and answers
+    (``traces.checking.necessary``), it is not searched, and the run takes about 2,000. Where no
+    pass finds a run, the detail says why the first was not searched and labels the others."""
+    records = _recorded(tmp_path, "faults", "4.9.8", 1_000, seed=1)
+    projected, result = _search(records, Observation.BLACK_BOX, Budgets(steps=100_000, seconds=600))
+    assert result.verdict == "conformant" and result.steps < 10_000, (result.verdict, result.steps)
+    _witness_follows_the_spec(projected, result)
+    _, short = _search(records, Observation.BLACK_BOX, Budgets(steps=300, seconds=600))
+    assert short.verdict == "inconclusive"
+    assert (
+        "before it, with the declared exceptions inside the put lock alone, seq 39 ts 112: no run of the spec explains it, read off the"
+        " arrivals and answers alone (timeout_answers_only_after_the_queue_wait)" in short.detail
+    ), short.detail
+    assert "so that pass was not searched; then, with every declared step but tasks of the broker's own, the witness-first search found no run (" in short.detail
+    assert "; then, with every declared step, the witness-first search found no run (" in short.detail
+
+
 def test_a_search_that_backed_up_to_the_start_backs_up_from_where_it_is_stuck_then(tmp_path: Path) -> None:
     """The bench's full-send-queue trace (5.3.3, 20,000 steps, seed 4: 7,380 black-box events),
     "trace order" with the first round's patience. Stuck at seq 6,272, it backed up by whole
@@ -2588,7 +2610,10 @@ def test_the_witness_first_search_tries_the_undeclared_environment_first_then_th
     header = dataclasses.replace(header_from_record(first), environment=None)
 
     def tried(declared: Any) -> list[dict[str, Any]]:
-        return [environment_to_json(e) for e in witness_environments(dataclasses.replace(header, environment=declared))]
+        return [environment_to_json(e) for _, e in witness_environments(dataclasses.replace(header, environment=declared))]
+
+    def named(declared: Any) -> list[str]:
+        return [allowing for allowing, _ in witness_environments(dataclasses.replace(header, environment=declared))]
 
     undeclared, quiet = environment_to_json(UNDECLARED_ENVIRONMENT), environment_to_json(QUIET_ENVIRONMENT)
     assert undeclared["exceptions_in_lock"] is True and quiet["exceptions_in_lock"] is False
@@ -2601,6 +2626,12 @@ def test_the_witness_first_search_tries_the_undeclared_environment_first_then_th
     assert tried(ha) == [quiet, environment_to_json(ha)]
     both = replace(ha, foreign_tasks=(ExecutorName.SEND,), max_foreign_tasks=2)
     assert tried(both) == [quiet, environment_to_json(ha), environment_to_json(both)]
+    # Each pass is named by what it allows (the messages), the broadest of equal ones.
+    assert named(None) == named(UNDECLARED_ENVIRONMENT) == ["with every declared step"]
+    assert named(foreign) == ["with every declared step but tasks of the broker's own", "with every declared step"]
+    assert named(ha) == ["with no declared step", "with every declared step"]
+    assert named(both) == ["with no declared step", "with every declared step but tasks of the broker's own", "with every declared step"]
+    assert named(replace(both, exceptions_in_lock=True))[0] == "with the declared exceptions inside the put lock alone"
 
 
 def test_an_event_the_wire_rules_out_is_a_violation_even_when_the_search_runs_out_before_it() -> None:

@@ -47,7 +47,8 @@ lock) and the level hides: HA appends and exceptions in the lock at ``queues``, 
 changes, foreign tasks and the limiter failing open are events matched from the trace; all of them
 at ``black-box``. A run that needs an undeclared hidden step is no run of this trace. None of
 these steps reads the clock, so the time abstraction above holds; the witness-first search tries
-the declaration's narrowest part first (:func:`witness_environments`).
+the declaration's narrowest part first (:func:`witness_environments`), and not at all a part under
+which the arrivals and answers alone rule the trace out (:mod:`traces.checking.necessary`).
 """
 
 from __future__ import annotations
@@ -472,19 +473,25 @@ def _replay_partial(header: TraceHeader, observed: list[Mapping[str, Any]], budg
     steps = 0  # the spec steps the witness-first passes spent
     stopped: list[str] = []  # why each pass found no run
     if impossible is None:
-        environments = witness_environments(header)
+        *narrower, declared = witness_environments(header)
+        environments: list[tuple[str, Environment]] = []
+        for allowing, environment in narrower:
+            ruled_out = first_impossible(header.config, environment, observed)
+            if ruled_out is None:
+                environments.append((allowing, environment))
+            else:  # the wire alone says no run there explains the trace: its pass would search in vain
+                stopped.append(f"{allowing}, {_impossible(ruled_out, observed[ruled_out.index])}, so that pass was not searched")
+        environments.append(declared)
         share = budgets.share(header.observation)
         until = (int(budgets.steps * share), started + budgets.seconds * share)  # the passes share it
-        for passes, environment in zip(range(len(environments), 0, -1), environments):
+        for passes, (allowing, environment) in zip(range(len(environments), 0, -1), environments):
             witness_first = PartialReplay(header, budgets, environment=environment)
             witness_first.steps = steps
             found = find_witness(witness_first, observed, passes, until)
             if isinstance(found, PartialResult):
                 return found
             steps = witness_first.steps
-            if stopped:  # which pass it was (:func:`witness_environments`): the last has every declared step
-                found = ("with every declared step, " if passes == 1 else "with every declared step but tasks of the broker's own, ") + found
-            stopped.append(found)
+            stopped.append(f"{allowing}, {found}" if stopped else found)  # which pass it was, after the first
     else:  # no run explains the trace; the exhaustive search looks for an earlier event no run explains
         observed = observed[: impossible.index + 1]
     reduction = Reduction(header.config, header.observation, observed) if reduce else None
@@ -510,7 +517,7 @@ def _impossible(impossible: Impossible, record: Mapping[str, Any]) -> str:
     )
 
 
-def witness_environments(header: TraceHeader) -> list[Environment]:
+def witness_environments(header: TraceHeader) -> list[tuple[str, Environment]]:
     """The environments the witness-first search tries in turn, sharing its share (the first
     pass's first round may use all of it, and each pass keeps an equal part of what is left for
     its second round: :func:`traces.checking.witness.find_witness`): first the part of the
@@ -523,17 +530,20 @@ def witness_environments(header: TraceHeader) -> list[Environment]:
     loosen the search's state checks: a cleaner's remark counts every element of its queue, so
     where foreign tasks may still join a queue, the counts bound its requests only loosely, and
     a search that may submit them keeps states a search without them drops at once (faults under
-    5.3.3, seed 2, was inconclusive with them in the second pass: docs/trace-format.md, "A seventh look")."""
+    5.3.3, seed 2, was inconclusive with them in the second pass: docs/trace-format.md, "A seventh look").
+    Each comes with what it allows, for the messages."""
     declared = header.hidden_environment()
     narrow = replace(QUIET_ENVIRONMENT, exceptions_in_lock=declared.exceptions_in_lock)  # UNDECLARED_ENVIRONMENT's one step, where declared
     own = replace(declared, foreign_tasks=(), max_foreign_tasks=0)
     # Compared as declarations: compiled by mypyc, ``==`` on two Environment records here did not
     # compare their fields (tests/test_compiled.py found the two passes where one was due).
-    passes: list[Environment] = []
-    for environment in (narrow, own, declared):
-        if all(environment_to_json(environment) != environment_to_json(earlier) for earlier in passes):
-            passes.append(environment)
-    return passes
+    passes = [
+        ("with the declared exceptions inside the put lock alone" if declared.exceptions_in_lock else "with no declared step", narrow),
+        ("with every declared step but tasks of the broker's own", own),
+        ("with every declared step", declared),
+    ]
+    # Of equal ones, the broadest's name stays (a declaration without tasks of the broker's own is all declared).
+    return [(allowing, e) for i, (allowing, e) in enumerate(passes) if all(environment_to_json(e) != environment_to_json(later) for _, later in passes[i + 1 :])]
 
 
 def decide(search: PartialReplay, events: Iterable[Mapping[str, Any]]) -> PartialResult:
