@@ -764,7 +764,7 @@ class _Search:
                     if to < 0:  # it would pass the start: again from one event back, more patient
                         to, self.jump, self.patience = self.furthest - 1, 1, self.patience * 2
                     self._back_up(to)
-                    self.progress, self.jump, self.furthest = replay.steps - started, self.jump * 2, to
+                    self.progress, self.jump, self.furthest = replay.steps - started, self.jump * 2, max(to, 0)
                     continue
                 frames.append(self._children(s, trail, k))
                 path.append((s, trail, k))
