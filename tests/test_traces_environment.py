@@ -218,8 +218,8 @@ def test_the_witness_first_search_tries_the_declarations_narrowest_part_first(tm
     faults = header_from_record(_recorded(tmp_path, "faults", 10)[0])
     assert faults.environment is not None and faults.environment.foreign_tasks
     own = replace(faults.environment, foreign_tasks=(), max_foreign_tasks=0)
-    assert witness_environments(faults) == [replace(QUIET_ENVIRONMENT, exceptions_in_lock=True), own, faults.environment]
+    assert [e for _, e in witness_environments(faults)] == [replace(QUIET_ENVIRONMENT, exceptions_in_lock=True), own, faults.environment]
     steady = header_from_record(_recorded(tmp_path, "steady", 10, "s.jsonl")[0])
-    assert witness_environments(steady) == [QUIET_ENVIRONMENT]
+    assert [e for _, e in witness_environments(steady)] == [QUIET_ENVIRONMENT]
     bare = header_from_record(_without_environment(_records(EXAMPLES / "faults-5.3.3.jsonl")[0]))
-    assert witness_environments(bare) == [UNDECLARED_ENVIRONMENT]
+    assert [e for _, e in witness_environments(bare)] == [UNDECLARED_ENVIRONMENT]
