@@ -1778,6 +1778,33 @@ def test_an_order_that_needs_another_first_learns_it_inside_its_try(tmp_path: Pa
     assert learned == [{1308: {1304}}, {1363: {1364}, 1308: {1304}}]
 
 
+def test_two_workers_answers_in_one_millisecond_may_come_in_either_order_of_their_tasks(tmp_path: Path) -> None:
+    """retry-storm-limited under 5.3.3, seed 9 (10,000 steps: 4,596 events at black-box), "trace
+    order" from the true run's state after event 2,340. Send-backs 1185 and 1186 are answered
+    SUCCESS at 861 ms, 1185 first, by the send executor's two workers; 1186 joined the queue first,
+    at 821 ms, while 1185 still waited at the rate-limit handler. Every strategy guesses a queue's
+    order from its workers' answers, so none let 1186 join while 1185 could move on: no run found
+    as far as seq 2,353 (86,897 spec steps). Two answers in one millisecond may come in either
+    order of their tasks, and the search explains the rest within 40,000 (about 26,000)."""
+    from traces.checking import witness
+    from traces.checking.partial import PartialReplay
+
+    full = _recorded(tmp_path, "retry-storm-limited", "5.3.3", 10_000, seed=9)
+    projected = list(project(full, Observation.BLACK_BOX))
+    header, events = header_from_record(projected[0]), projected[1:]
+    trace_order = next(s for s in witness.STRATEGIES if s.name == "trace order")
+    found: list[Any] = []
+    for in_answer_order in (True, False):
+        with pytest.MonkeyPatch.context() as patch:
+            if in_answer_order:
+                patch.setattr(witness._Search, "_answered_in_one_millisecond", lambda self, x, y: False)
+            replay = PartialReplay(header, Budgets(candidates=5_000, steps=40_000, seconds=600, witness_share=1.0))  # by steps, not the machine's speed
+            found.append(_from_the_true_run(replay, events, full, trace_order, 2_340).run())
+    stuck, explained = found
+    assert isinstance(stuck, str) and "at seq 2353 (" in stuck, stuck
+    assert isinstance(explained, PartialResult), explained
+
+
 def test_a_search_without_the_brokers_own_tasks_reads_the_cleaners_counts_as_bounds(tmp_path: Path) -> None:
     """faults under 5.3.3, seed 2 (10,000 steps: 2,200 events at black-box), "trace order" from the
     true run's state after event 64, where the broker has submitted three of the four tasks of its
