@@ -114,9 +114,10 @@ follows one run instead, and lets the trace steer it:
   requests still to arrive that it answers first; *answer order*: the executors too, in the
   order the trace answers them all; none waits for a task whose queue is full, nor for one that
   must stay on its thread until a request a cleaner takes has arrived, nor for a request that
-  the store refuses now and the trace serves, which cannot become a task until the store frees;
-  and a request the trace never answers waits for none, nor does any wait for it, since nothing
-  says when it joins); and,
+  the store refuses now and the trace serves, which cannot become a task until the store frees,
+  nor, at an executor of several workers, for one answered in the same millisecond, which those
+  workers may answer in either order; and a request the trace never answers waits for none, nor
+  does any wait for it, since nothing says when it joins); and,
   *focused*,
   before an answer only the threads of the executor that runs the answered request move (its remoting threads' dispatch, its workers, the commit service for
   sends), before an arrival only the remoting threads, so that the progress of requests answered much later (an admin queue, a remoting
