@@ -518,7 +518,8 @@ def _impossible(impossible: Impossible, record: Mapping[str, Any]) -> str:
 
 
 def witness_environments(header: TraceHeader) -> list[tuple[str, Environment]]:
-    """The environments the witness-first search tries in turn, sharing its share (the first
+    """The environments the witness-first search tries in turn (but for one the arrivals and
+    answers alone rule out: :func:`_replay_partial`), sharing its share (the first
     pass's first round may use all of it, and each pass keeps an equal part of what is left for
     its second round: :func:`traces.checking.witness.find_witness`): first the part of the
     declaration a trace without one may use (an exception inside the put lock), then, if the
