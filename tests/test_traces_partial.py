@@ -1805,6 +1805,37 @@ def test_two_workers_answers_in_one_millisecond_may_come_in_either_order_of_thei
     assert isinstance(explained, PartialResult), explained
 
 
+def test_a_rejection_the_empty_pool_explains_sends_no_writer_to_the_lock_first(tmp_path: Path) -> None:
+    """pool-exhaustion under 4.3.2, seed 8 (10,000 steps: 3,091 events at black-box), "trace order"
+    from the true run's state after event 2,080 (4,341 ms, the pool empty). Send 1164 holds a
+    worker, and the trace answers it at 4,380. A [REJECTREQUEST] comes at 4,346, which the empty
+    pool explains; the put path was loaded before it all the same, so 1164 passed the put check
+    and took the lock at 4,341, and the buffer the commit service gave back at 4,357 went to its
+    new file. Send 1176, arriving at 4,362 and served, then waits on its remoting thread for a
+    buffer (``rejectRequest`` refuses it while the pool is empty), and the arrival at 4,380 (seq
+    2,098) finds both threads held: stuck there within 20,000 spec steps (and with 400,000, until
+    it ran out of the states it remembers). While the pool is empty a [REJECTREQUEST] loads no put
+    path: through seq 2,700 within the 20,000. The whole recording was inconclusive within the
+    default budgets, and is conformant."""
+    import dataclasses
+
+    from traces.checking import witness
+    from traces.checking.partial import PartialReplay
+
+    full = _recorded(tmp_path, "pool-exhaustion", "4.3.2", 10_000, seed=8)
+    projected = list(project(full, Observation.BLACK_BOX))
+    header, events = header_from_record(projected[0]), projected[1:]
+    trace_order = next(s for s in witness.STRATEGIES if s.name == "trace order")
+    assert trace_order.pool_explains_rejections
+    deepest = []
+    for strategy in (dataclasses.replace(trace_order, pool_explains_rejections=False), trace_order):
+        replay = PartialReplay(header, Budgets(candidates=5_000, steps=20_000, seconds=600, witness_share=1.0))  # by steps, not the machine's speed
+        search = _from_the_true_run(replay, events, full, strategy, 2_080)
+        search.run()
+        deepest.append(search.deepest)
+    assert deepest[0] == 2_097 and deepest[1] > 2_700, deepest
+
+
 def test_a_search_without_the_brokers_own_tasks_reads_the_cleaners_counts_as_bounds(tmp_path: Path) -> None:
     """faults under 5.3.3, seed 2 (10,000 steps: 2,200 events at black-box), "trace order" from the
     true run's state after event 64, where the broker has submitted three of the four tasks of its

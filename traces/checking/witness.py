@@ -98,7 +98,10 @@ follows one run instead, and lets the trace steer it:
 - A :class:`Strategy` may add guesses: before an answer of flow control, the steps that load
   the broker (the put path, the queueing) come before time moves on, since such an answer needs
   a lock held long or a queue filled early (*answer order*: only the steps of the requests of the
-  executor whose request it answers, so that a request of another waits); before the clock passes the last millisecond at which
+  executor whose request it answers, so that a request of another waits), but no put path for a
+  [REJECTREQUEST] while the pool is empty, which explains it (a writer sent to the lock would
+  take the next buffer given back, which a send the trace serves may need first; *answer order*
+  loads it all the same, a guess the race keeps beside the other); before the clock passes the last millisecond at which
   a writer can take the free put lock and have held it long enough for the next answer that needs
   it held long, the steps to the lock of the send that the trace says holds it then come first
   (*focused*, also its worker's take from the queue, or the dispatch that starts a worker for it,
@@ -182,7 +185,7 @@ from spec.remoting import (
     request_to_dispatch,
     route,
 )
-from spec.storepool import current_file_has_room
+from spec.storepool import current_file_has_room, is_transient_store_pool_deficient
 from spec.state import Bucket, BrokerState, Executor, FastFailurePhase, IoStage, IoThread, RequestTask, Response, WorkerStage, written_as
 from spec.workers import WorkerAcquiresPutLock, WorkerPassesPutCheck, WorkerTakesTask, busy_answer
 from traces.checking.partial import OutOfBudget, PartialReplay, PartialResult, Trail
@@ -240,6 +243,7 @@ class Strategy:
     focused: bool = False  # before an answer only its executor's threads move, before an arrival only the remoting threads
     full_queues: bool = False  # ... and before an arrival that finds every remoting thread busy, the workers of a full queue that holds one
     own_load: bool = False  # ... and only the steps of the requests of the executors whose requests the answer answers
+    pool_explains_rejections: bool = True  # ... but none of the put path for a [REJECTREQUEST] while the pool is empty
 
 
 #: Raced in the first round, tried in turn in the second (:func:`find_witness`).
@@ -247,7 +251,7 @@ STRATEGIES = (
     Strategy("trace order", loads_early=True, queue_order=True),
     Strategy("focused", loads_early=True, queue_order=True, focused=True),
     Strategy("focused, full queues", loads_early=True, queue_order=True, focused=True, full_queues=True),
-    Strategy("answer order", loads_early=True, queue_order=True, any_executor=True, own_load=True),
+    Strategy("answer order", loads_early=True, queue_order=True, any_executor=True, own_load=True, pool_explains_rejections=False),
 )
 
 
@@ -279,6 +283,8 @@ class _Event:
         self.action: Action | None = None if self.answer or (self.arrival and record.get("io_thread") is None) else action_from_record(record)
         #: What its answers of flow control need done early (:data:`_LOADS_EARLY`).
         self.loads_early = _NOTHING.union(*[_LOADS_EARLY.get(_tag(r.remark), _NOTHING) for r in self.recorded]) if self.recorded else _NOTHING
+        #: ... while the pool is empty, where a [REJECTREQUEST] is the pool's.
+        self.loads_early_pool_empty = _NOTHING.union(*[_LOADS_EARLY.get(tag, _NOTHING) for r in self.recorded if (tag := _tag(r.remark)) != "[REJECTREQUEST]"]) if self.recorded else _NOTHING
 
 
 @dataclass
@@ -1109,7 +1115,10 @@ class _Search:
             for i, (a, effect) in enumerate(enabled)
             if (urgency := self._urgency(s, a, k)) is not None
         )
-        early = event.loads_early if self.strategy.loads_early else _NOTHING
+        early = _NOTHING
+        if self.strategy.loads_early:
+            pool_empty = self.strategy.pool_explains_rejections and is_transient_store_pool_deficient(s.available_buffers, replay.config.pool_enabled)
+            early = event.loads_early_pool_empty if pool_empty else event.loads_early
         loaded = self.answers.loaded.get(k, frozenset()) if self.strategy.own_load else None
         now: list[tuple[int, Action, Effect]] = []
         later: list[tuple[int, Action, Effect]] = []
