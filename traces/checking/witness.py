@@ -281,10 +281,11 @@ class _Event:
         self.answer = kind == RESPONSE_KIND  # a Response: a hidden step that writes its responses
         #: The action it is, where the record names one (not an answer, nor a black-box arrival, which names no remoting thread).
         self.action: Action | None = None if self.answer or (self.arrival and record.get("io_thread") is None) else action_from_record(record)
+        tags = [_tag(r.remark) for r in self.recorded]
         #: What its answers of flow control need done early (:data:`_LOADS_EARLY`).
-        self.loads_early = _NOTHING.union(*[_LOADS_EARLY.get(_tag(r.remark), _NOTHING) for r in self.recorded]) if self.recorded else _NOTHING
+        self.loads_early = _NOTHING.union(*[_LOADS_EARLY.get(tag, _NOTHING) for tag in tags])
         #: ... while the pool is empty, where a [REJECTREQUEST] is the pool's.
-        self.loads_early_pool_empty = _NOTHING.union(*[_LOADS_EARLY.get(tag, _NOTHING) for r in self.recorded if (tag := _tag(r.remark)) != "[REJECTREQUEST]"]) if self.recorded else _NOTHING
+        self.loads_early_pool_empty = _NOTHING.union(*[_LOADS_EARLY.get(tag, _NOTHING) for tag in tags if tag != "[REJECTREQUEST]"])
 
 
 @dataclass
