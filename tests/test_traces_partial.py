@@ -291,10 +291,13 @@ def _true_run(config: Any, full: list[dict[str, Any]]) -> Iterator[tuple[dict[st
         k += (record["kind"] == "RequestArrives") + bool(out.responses)  # the events black-box shows of it
 
 
-def _from_the_true_run(replay: Any, events: list[dict[str, Any]], full: list[dict[str, Any]], strategy: Any, start: int) -> Any:
+def _from_the_true_run(
+    replay: Any, events: list[dict[str, Any]], full: list[dict[str, Any]], strategy: Any, start: int, patience: int | None = None
+) -> Any:
     """``strategy``'s search over ``events``, the projection of ``full``, from the true run's state
-    after event ``start`` (the requests that arrived by then numbered as the search numbers them)."""
-    search = _strategy_search(replay, events, strategy)
+    after event ``start`` (the requests that arrived by then numbered as the search numbers them);
+    with ``patience``, backing up by whole events as in the first round."""
+    search = _strategy_search(replay, events, strategy, patience)
     arrivals = 0
     for record, s, k in _true_run(replay.config, full):
         if k == start:
@@ -1834,6 +1837,37 @@ def test_a_rejection_the_empty_pool_explains_sends_no_writer_to_the_lock_first(t
         search.run()
         deepest.append(search.deepest)
     assert deepest[0] == 2_097 and deepest[1] > 2_700, deepest
+
+
+def test_a_request_never_answered_is_not_hurried_into_its_queue_by_a_later_refusal(tmp_path: Path) -> None:
+    """pool-exhaustion under 4.3.2, seed 7 (10,000 steps: 3,118 events at black-box), "answer
+    order" from the true run's state after event 2,600, backing up by whole events as in the first
+    round. The admin executor has one worker and 16 places. Request 1491, of a code no processor
+    serves, arrives at 5,205 ms and is never answered; 1492 arrives at 5,206 and its worker answers
+    it at 5,315, when an [OVERLOAD] (seq 2,751) says the queue is full: 16 tasks queued behind
+    1492, all of which can join only if 1491 is one of them. When a request never answered moved
+    along just ahead of the next later request of its executor that the trace answers, that was
+    1493, refused at 5,231 (seq 2,685) on its remoting thread, and 1491 joined ahead of 1492: no
+    run found, as far as seq 2,684, in some 24,000 spec steps. Timed by the requests the trace
+    answers from the queue, it explains the rest of the trace within as many. The whole
+    recording was inconclusive within the default budgets, and is conformant."""
+    import dataclasses
+
+    from traces.checking import witness
+    from traces.checking.partial import PartialReplay
+
+    full = _recorded(tmp_path, "pool-exhaustion", "4.3.2", 10_000, seed=7)
+    projected = list(project(full, Observation.BLACK_BOX))
+    header, events = header_from_record(projected[0]), projected[1:]
+    answer_order = next(s for s in witness.STRATEGIES if s.name == "answer order")
+    assert not answer_order.refusals_hurry_the_unanswered
+    found = []
+    for strategy in (dataclasses.replace(answer_order, refusals_hurry_the_unanswered=True), answer_order):
+        replay = PartialReplay(header, Budgets(candidates=5_000, steps=40_000, seconds=600, witness_share=1.0))  # by steps, not the machine's speed
+        search = _from_the_true_run(replay, events, full, strategy, 2_600, witness._PATIENCE)
+        found.append((search.run(), search.deepest))
+    assert isinstance(found[0][0], str) and "no run found" in found[0][0] and found[0][1] == 2_683, found[0]
+    assert isinstance(found[1][0], PartialResult) and found[1][0].verdict == "conformant", found[1]
 
 
 def test_a_search_without_the_brokers_own_tasks_reads_the_cleaners_counts_as_bounds(tmp_path: Path) -> None:

@@ -93,8 +93,12 @@ follows one run instead, and lets the trace steer it:
 - A request's remoting-thread steps (the rate-limit handler, the task's creation) are taken at
   once: a send created late may find the store busy and be refused where the trace serves it. A
   request the trace never answers moves along just ahead of the next request routed to its
-  executor that the trace answers (so that, in a queue that one worker serves, it is not left
-  behind a task that worker holds until a later answer, filling the queue).
+  executor, arriving after it, that the trace answers (so that, in a queue that one worker
+  serves, it is not left behind a task that worker holds until a later answer, filling the
+  queue); *answer order*: that the trace answers from the queue. A later request refused on its
+  remoting thread ([OVERLOAD]) says only that the queue is full then; a request hurried by it
+  into the queue ahead of a request the trace serves from there may leave too soon for a later
+  [OVERLOAD], which needs it still queued. Each guess wins some recordings, and the race keeps both.
 - A :class:`Strategy` may add guesses: before an answer of flow control, the steps that load
   the broker (the put path, the queueing) come before time moves on, since such an answer needs
   a lock held long or a queue filled early (*answer order*: only the steps of the requests of the
@@ -244,6 +248,7 @@ class Strategy:
     full_queues: bool = False  # ... and before an arrival that finds every remoting thread busy, the workers of a full queue that holds one
     own_load: bool = False  # ... and only the steps of the requests of the executors whose requests the answer answers
     pool_explains_rejections: bool = True  # ... but none of the put path for a [REJECTREQUEST] while the pool is empty
+    refusals_hurry_the_unanswered: bool = True  # a request never answered moves along ahead of a later one refused on its remoting thread too
 
 
 #: Raced in the first round, tried in turn in the second (:func:`find_witness`).
@@ -251,7 +256,15 @@ STRATEGIES = (
     Strategy("trace order", loads_early=True, queue_order=True),
     Strategy("focused", loads_early=True, queue_order=True, focused=True),
     Strategy("focused, full queues", loads_early=True, queue_order=True, focused=True, full_queues=True),
-    Strategy("answer order", loads_early=True, queue_order=True, any_executor=True, own_load=True, pool_explains_rejections=False),
+    Strategy(
+        "answer order",
+        loads_early=True,
+        queue_order=True,
+        any_executor=True,
+        own_load=True,
+        pool_explains_rejections=False,
+        refusals_hurry_the_unanswered=False,
+    ),
 )
 
 
@@ -300,6 +313,8 @@ class _Answers:
     by_workers: dict[ExecutorName, list[tuple[int, int]]] = field(default_factory=dict)  # executor -> (event, request) its workers answer, in order
     executor: dict[int, ExecutorName | None] = field(default_factory=dict)  # the executor each request is routed to
     due: dict[int, int] = field(default_factory=dict)  # by when its hidden steps are needed: its answer, or (never answered) the next arrival's
+    #: a request never answered -> the soonest answer of a request of its executor arriving after it that joins the queue
+    due_in_queue: dict[int, int] = field(default_factory=dict)
     arrivals: dict[ExecutorName | None, list[int]] = field(default_factory=dict)  # executor -> the events at which requests routed to it arrive
     lock_busy: list[int] = field(default_factory=list)  # the events, in order, with an answer of flow control that needs the put lock held long
     #: the same but a [REJECTREQUEST] where the transient store pool is enabled: it may be the
@@ -482,11 +497,17 @@ class _Answers:
                 latest[executor] = max(latest.get(executor, -1), arrived[request])
         answers.due = answers.at.copy()
         later: dict[ExecutorName | None, int] = {}  # executor -> the soonest answer of the requests routed to it that arrived since
+        queued: dict[ExecutorName | None, int] = {}  # ... of those that join its queue
         for request in range(len(answers.executor), 0, -1):
-            executor = answers.executor[request]
-            if request not in answers.at and executor in later:
-                answers.due[request] = later[executor]
-            later[executor] = min(later.get(executor, _NEVER), answers.at.get(request, _NEVER))
+            executor, answered = answers.executor[request], answers.at.get(request, _NEVER)
+            if request not in answers.at:
+                if executor in later:
+                    answers.due[request] = later[executor]
+                if executor in queued:
+                    answers.due_in_queue[request] = queued[executor]
+            later[executor] = min(later.get(executor, _NEVER), answered)
+            if answers.tag.get(request) not in _REFUSED_ON_THE_REMOTING_THREAD:
+                queued[executor] = min(queued.get(executor, _NEVER), answered)
         for held_long, holder in answers.holders:  # its steps to the lock are needed by then: it is answered late for holding it long
             answers.due[holder] = min(answers.due[holder], held_long)
         return answers
@@ -1866,6 +1887,8 @@ class _Search:
             # The trace never answers it: it moves along just ahead of the request it is due by
             # (the next one routed to its executor that the trace answers, which arrived after it),
             # and no order of the answers holds it back, since nothing says when it joins.
+            if not self.strategy.refusals_hurry_the_unanswered:
+                answered = answers.due_in_queue.get(request, _NEVER)
             return max(answered - k - 1, 0)
         if self.strategy.queue_order and isinstance(a, (DispatchQueuesTask, DispatchStartsWorker)):
             if self._out_of_order(s, a, request, answered, k):
