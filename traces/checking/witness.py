@@ -91,7 +91,10 @@ follows one run instead, and lets the trace steer it:
 - That writer's steps are needed by that answer, not by its own, which comes late for holding
   the lock long.
 - A request's remoting-thread steps (the rate-limit handler, the task's creation) are taken at
-  once: a send created late may find the store busy and be refused where the trace serves it. A
+  once: a send created late may find the store busy and be refused where the trace serves it.
+  But a task that would join right behind the queue's tail, which a [TIMEOUT_CLEAN_QUEUE] takes
+  before this one's answer, and be past the queue's wait by then, is created once time has moved
+  on: the run that takes the tail takes the next head too if it is past its wait. A
   request the trace never answers moves along just ahead of the next request routed to its
   executor, arriving after it, that the trace answers (so that, in a queue that one worker
   serves, it is not left behind a task that worker holds until a later answer, filling the
@@ -1874,6 +1877,8 @@ class _Search:
         answered = answers.due.get(request, _NEVER)
         if type(a) in _PAST_THE_WRITER.get(answers.tag.get(request, ""), ()):
             return None
+        if isinstance(a, DispatchCreatesTask) and self._past_its_wait_behind_a_clean(s, request):
+            return 1  # created once time has moved on: see the method
         if isinstance(a, (RateLimitHandlerAdmits, DispatchCreatesTask)):
             return 0
         if isinstance(a, DispatchQueuesTask) and answers.tag.get(request) in CLEAN_QUEUE_TAGS and answered > k:
@@ -1894,6 +1899,26 @@ class _Search:
             if self._out_of_order(s, a, request, answered, k):
                 return None
         return max(answered - k, 0)
+
+    def _past_its_wait_behind_a_clean(self, s: BrokerState, request: int) -> bool:
+        """Whether a task created now for ``request`` would join right behind a task that a
+        [TIMEOUT_CLEAN_QUEUE] takes from the queue's tail before the trace answers this one, and be
+        past the queue's wait by then. The run that takes that task goes on to the next head, and
+        takes it too if it is past its wait, which the trace does not say; created later (its
+        remoting thread slow), it may be young then."""
+        answers = self.answers
+        executor = answers.executor.get(request)
+        if executor is None or answers.tag.get(request) in _REFUSED_ON_THE_REMOTING_THREAD:
+            return False
+        queue = s.executor(executor).queue
+        tail = queue[-1] if queue else None
+        if not isinstance(tail, RequestTask) or answers.tag.get(tail.request.id) != "[TIMEOUT_CLEAN_QUEUE]":
+            return False
+        cleaned, answered = answers.at[tail.request.id], answers.at.get(request, _NEVER)
+        at: int = self.events[cleaned]["ts"]
+        if answered <= cleaned or (answers.tag.get(request) in CLEAN_QUEUE_TAGS and self.events[answered]["ts"] == at):
+            return False
+        return any(q is executor and s.now + wait <= at for q, wait in s.queue_waits)
 
     def _file_waits_for_a_buffer(self, s: BrokerState) -> bool:
         """Whether a put holding the lock needs a new file while the pool is empty. Created now,
