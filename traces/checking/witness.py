@@ -271,13 +271,6 @@ STRATEGIES = (
 )
 
 
-def _moved_only_the_cleaner(s: BrokerState, trail: Trail | None) -> bool:
-    """Whether the node ``s`` was reached by a step of :data:`_MOVES_ONLY_THE_CLEANER` that wrote
-    nothing: its trail ends with that step, taken at this millisecond (a child that time moved on
-    keeps its parent's trail)."""
-    return trail is not None and type(trail.action) in _MOVES_ONLY_THE_CLEANER and trail.ts == s.now and not trail.responses
-
-
 def _tag(remark: str | None) -> str:
     """The flow-control tag a remark opens with ("[OVERLOAD]"), or ""."""
     return remark[: remark.find("]") + 1] if remark is not None and remark.startswith("[") else ""
@@ -288,6 +281,13 @@ _NOTHING: frozenset[type[Action]] = frozenset()
 _MOVES_ONLY_THE_CLEANER: frozenset[type[Action]] = frozenset({FastFailureStartsRun, FastFailureSkipsRun, FastFailureEndsBusyDrain, FastFailureStopsAtHead})
 #: The steps that move a task into, along or out of a queue, a request along a remoting thread, or the clock.
 _MOVES_QUEUES = (IoThreadStep, FastFailureStep, WorkerTakesTask, ClockAdvances)
+
+
+def _moved_only_the_cleaner(s: BrokerState, trail: Trail | None) -> bool:
+    """Whether the node ``s`` was reached by a step of :data:`_MOVES_ONLY_THE_CLEANER` that wrote
+    nothing: its trail ends with that step, taken at this millisecond (a child that time moved on
+    keeps its parent's trail)."""
+    return trail is not None and type(trail.action) in _MOVES_ONLY_THE_CLEANER and trail.ts == s.now and not trail.responses
 
 
 class _Event:
@@ -1282,13 +1282,13 @@ class _Search:
 
         ``cleaner_moved``: ``s`` is a child of a node this found no contradiction in, by a step
         that changed only the fast-failure scheduler's fields (:data:`_MOVES_ONLY_THE_CLEANER`),
-        so only the checks that read them can say otherwise now (a third of the steps of most
+        so only the checks that read them (:meth:`_cleaner_cannot_go_on`) can say otherwise now (a third of the steps of most
         recordings, nine in ten of slow-disk's, are such steps)."""
         answers = self.answers
         if not self.queues_hidden:
             return False
         if cleaner_moved:
-            return self._run_cleans_out_of_turn(s, k) or self._no_run_cleans_in_time(s, k)
+            return self._cleaner_cannot_go_on(s, k)
         if self.fills and self._cannot_fill(s, k):
             return True
         cleaned_last: dict[ExecutorName, int] = {}  # executor -> the latest answer of a task in its queue that a cleaner takes
@@ -1320,7 +1320,7 @@ class _Search:
                 return True
         if answers.between and self._too_few_between(s, k):
             return True
-        if self._run_cleans_out_of_turn(s, k) or self._no_run_cleans_in_time(s, k):
+        if self._cleaner_cannot_go_on(s, k):
             return True
         if self._arrival_forces_joins(s, k):
             return True
@@ -1775,6 +1775,11 @@ class _Search:
                 return True
         return False
 
+    def _cleaner_cannot_go_on(self, s: BrokerState, k: int) -> bool:
+        """The checks of :meth:`_no_run_goes_on` that read the fast-failure scheduler's fields
+        (the only ones a step of :data:`_MOVES_ONLY_THE_CLEANER` can change)."""
+        return self._run_cleans_out_of_turn(s, k) or self._no_run_cleans_in_time(s, k)
+
     def _run_cleans_out_of_turn(self, s: BrokerState, k: int) -> bool:
         """Whether a fast-failure run scanning a queue finds a head past its wait that the trace
         says a cleaner takes, but not at the next cleaner's answer, or with a busy drain: the run
@@ -1917,9 +1922,9 @@ class _Search:
         return max(answered - k, 0)
 
     def _past_its_wait_behind_a_clean(self, s: BrokerState, request: int) -> bool:
-        """Whether a task created now for ``request`` would join right behind a task that a
-        [TIMEOUT_CLEAN_QUEUE] takes from the queue's tail before the trace answers this one, and be
-        past the queue's wait by then. The run that takes that task goes on to the next head, and
+        """Whether a task created now for ``request`` would join right behind the queue's tail,
+        a task that a [TIMEOUT_CLEAN_QUEUE] takes before the trace answers this one, and be past
+        the queue's wait by then. The run that takes that task goes on to the next head, and
         takes it too if it is past its wait, which the trace does not say; created later (its
         remoting thread slow), it may be young then."""
         answers = self.answers
