@@ -14,6 +14,7 @@ Source: R/netty/NettyRemotingAbstract.java processRequestCommand (https://github
 
 from __future__ import annotations
 
+from typing import Final
 
 from spec.codes import (
     OVERLOAD_REMARK,
@@ -519,3 +520,21 @@ def dispatch_rejects_overload(config: BrokerConfig, s: BrokerState, a: DispatchR
     if not request.oneway:
         response = Response(request.id, ResponseCode.SYSTEM_BUSY, OVERLOAD_REMARK, ResponseKind.OVERLOAD)
     return with_io_thread(s, a.io_thread, IDLE_IO), settle(request, response)
+
+
+# -- The steps a remoting thread's stage offers ------------------------------------------------------
+
+#: The stages a remoting thread may be in when it takes each of its steps: each guard above is
+#: false for a thread in any other stage (its first test is ``_at_limiter``, ``_dispatching`` or
+#: ``_submitting``). So a search over runs of the spec need try only the steps of each thread's own
+#: stage (traces/checking/partial.py); tests/test_spec_actions.py holds the table to the guards.
+STEP_STAGES: Final[dict[type[IoThreadStep], tuple[IoStage, ...]]] = {
+    RateLimitHandlerAdmits: (IoStage.RECEIVED,),
+    RateLimitHandlerThrottles: (IoStage.RECEIVED,),
+    DispatchAnswersNotSupported: (IoStage.RECEIVED, IoStage.ADMITTED),
+    DispatchRejectsRequest: (IoStage.RECEIVED, IoStage.ADMITTED),
+    DispatchCreatesTask: (IoStage.RECEIVED, IoStage.ADMITTED),
+    DispatchStartsWorker: (IoStage.TASK_CREATED,),
+    DispatchQueuesTask: (IoStage.TASK_CREATED,),
+    DispatchRejectsOverload: (IoStage.TASK_CREATED,),
+}

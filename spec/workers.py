@@ -21,6 +21,7 @@ S/DefaultMessageStore.java putMessage (https://github.com/apache/rocketmq/blob/r
 
 from __future__ import annotations
 
+from typing import Final
 
 from spec.codes import PC_SYNCHRONIZED_REMARK, not_supported_remark, RequestCode, ResponseCode, ResponseKind
 from spec.config import BrokerConfig
@@ -462,3 +463,22 @@ def worker_throws_inside_lock(config: BrokerConfig, s: BrokerState, a: WorkerThr
     s = replace(s, lock=throw_inside_lock(s.lock, config.profile.begin_time_reset_in_finally))
     response = Response(request.id, ResponseCode.SYSTEM_ERROR, None, ResponseKind.EXCEPTION)
     return _finish(s, executor, a.worker, request, response)
+
+
+# -- The steps a worker's stage offers --------------------------------------------------------------
+
+#: The stage a worker is in when it may take each of its steps: each guard above is false for a
+#: worker in any other stage (its first test is ``_idle_with_head`` or ``_in_stage``). So a search
+#: over runs of the spec need try only the steps of each worker's own stage
+#: (traces/checking/partial.py); tests/test_spec_actions.py holds the table to the guards.
+STEP_STAGES: Final[dict[type[WorkerStep], tuple[WorkerStage, ...]]] = {
+    WorkerTakesTask: (WorkerStage.IDLE,),
+    WorkerDiscardsCancelledTask: (WorkerStage.IDLE,),
+    WorkerRunsForeignTask: (WorkerStage.IDLE,),
+    WorkerProcessesRequest: (WorkerStage.TAKEN,),
+    WorkerFindsPageCacheBusy: (WorkerStage.TAKEN,),
+    WorkerPassesPutCheck: (WorkerStage.TAKEN,),
+    WorkerAcquiresPutLock: (WorkerStage.PASSED_PUT_CHECK,),
+    WorkerCreatesMappedFile: (WorkerStage.IN_PUT_LOCK,),
+    WorkerAppendsAndUnlocks: (WorkerStage.IN_PUT_LOCK,),
+}

@@ -22,7 +22,10 @@ from spec.machine import ActionNotEnabled, Environment, RequestTemplate, actions
 from properties.models import MODELS, Model
 from spec.profiles import ExecutorName
 from spec.releases import PROFILES
-from spec.state import BrokerState, initial_state
+from spec.config import BrokerConfig
+from spec.remoting import STEP_STAGES as IO_STEP_STAGES
+from spec.state import BrokerState, IoStage, WorkerStage, initial_state, with_executor, with_io_thread, with_worker
+from spec.workers import STEP_STAGES as WORKER_STEP_STAGES
 from spec.actors import (
     COMMIT_SERVICE,
     FAST_FAILURE,
@@ -73,12 +76,18 @@ def _rich_env(model: Model, *, extra_ms: int, extra_requests: int = 0, **overrid
     )
 
 
-def _walks(profile: str, steps: int, seed: int) -> list[tuple[BrokerState, Action, BrokerState]]:
+def _walks(profile: str, steps: int, seed: int, every_code: bool = False) -> list[tuple[BrokerConfig, BrokerState, Action, BrokerState]]:
+    """Random runs of every model under ``profile``: each step with the model's config. With
+    ``every_code``, producers also send each code the release routes to the model's executors."""
     rng = random.Random(seed)
     taken = []
     for make in MODELS.values():
         model = make(PROFILES[profile])
         env = _rich_env(model, extra_ms=6, extra_requests=2)
+        if every_code:
+            served = {e.name for e in model.config.executors}
+            codes = sorted(code for code, name in model.config.profile.executor_of_code if name in served)
+            env = replace(env, requests=env.requests + tuple(RequestTemplate(code, "TopicTest", False) for code in codes))
         s = initial_state(model.config)
         for _ in range(steps):
             enabled_now = actions(model.config, s, env)
@@ -86,7 +95,7 @@ def _walks(profile: str, steps: int, seed: int) -> list[tuple[BrokerState, Actio
                 break
             a = rng.choice(enabled_now)
             after, _ = step(model.config, s, a)
-            taken.append((s, a, after))
+            taken.append((model.config, s, a, after))
             s = after
     return taken
 
@@ -95,13 +104,46 @@ def _walks(profile: str, steps: int, seed: int) -> list[tuple[BrokerState, Actio
 def test_an_action_changes_only_the_fields_it_declares(profile: str) -> None:
     fired: set[str] = set()
     for seed in range(6):
-        for before, a, after in _walks(profile, 120, seed):
+        for _, before, a, after in _walks(profile, 120, seed):
             changed = {f for f in STATE_FIELDS if getattr(before, f) != getattr(after, f)}
             undeclared = changed - DECLARED[type(a)]
             assert not undeclared, f"{a!r} changed {sorted(undeclared)}, which its Changes: line does not list"
             fired.add(type(a).__name__)
     # The walks are only evidence for the actions they fired; most must fire for the check to mean much.
     assert len(fired) >= 25, f"only {sorted(fired)} fired"
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+def test_a_threads_step_is_enabled_only_in_the_stages_its_table_lists(profile: str) -> None:
+    """The partial replay tries a thread's step only where the thread is in a stage that
+    spec.workers.STEP_STAGES or spec.remoting.STEP_STAGES lists for it: a guard true in another
+    stage would be a run the search never explores, and an exhaustive search's violation false.
+    Each state of the random walks, with each thread put in turn in every stage (whether or not a
+    run reaches that state: a guard's first test reads the stage alone)."""
+    assert set(WORKER_STEP_STAGES) == {cls for cls in ACTION_TYPES if issubclass(cls, WorkerStep)}
+    assert set(IO_STEP_STAGES) == {cls for cls in ACTION_TYPES if issubclass(cls, IoThreadStep)}
+    refused: set[tuple[str, str]] = set()  # (step, stage not listed) seen with the guard false
+    for seed in range(2):
+        for config, before, _, _ in _walks(profile, 120, seed, every_code=True):
+            for e in before.executors:
+                for w, worker in enumerate(e.workers):
+                    for stage in WorkerStage:
+                        s = with_executor(before, with_worker(e, w, replace(worker, stage=stage)))
+                        for cls, stages in WORKER_STEP_STAGES.items():
+                            if stage not in stages:
+                                assert not RULES[cls][0](config, s, cls(e.name, w)), f"{cls.__name__} enabled for a worker in {stage}"
+                                refused.add((cls.__name__, stage.name))
+            for i, io in enumerate(before.io_threads):
+                for io_stage in IoStage:
+                    s = with_io_thread(before, i, replace(io, stage=io_stage))
+                    for io_cls, io_stages in IO_STEP_STAGES.items():
+                        if io_stage not in io_stages:
+                            assert not RULES[io_cls][0](config, s, io_cls(i)), f"{io_cls.__name__} enabled for a remoting thread in {io_stage}"
+                            refused.add((io_cls.__name__, io_stage.name))
+    # Every step was tried in every stage its table leaves out.
+    assert len(refused) == sum(len(WorkerStage) - len(v) for v in WORKER_STEP_STAGES.values()) + sum(
+        len(IoStage) - len(v) for v in IO_STEP_STAGES.values()
+    )
 
 
 @pytest.mark.parametrize("profile", sorted(PROFILES))
