@@ -16,8 +16,10 @@ from hypothesis import strategies as st
 
 from spec.codes import OVERLOAD_REMARK
 from spec.invariants import known_defects
+from spec.remoting import STEP_STAGES as IO_STEP_STAGES
+from spec.workers import STEP_STAGES as WORKER_STEP_STAGES
 from traces.checking.layout import Unit, plan, read_unit
-from traces.checking.partial import Budgets, OutOfBudget, PartialResult, as_replay_result, replay_partial, witness_records
+from traces.checking.partial import Budgets, OutOfBudget, PartialReplay, PartialResult, as_replay_result, replay_partial, witness_records
 from traces.checking.replay import replay_records
 from traces.format.project import project
 from traces.format.read import TraceInputError, raw_records, validate
@@ -289,6 +291,26 @@ def _true_run(config: Any, full: list[dict[str, Any]]) -> Iterator[tuple[dict[st
         yield record, s, k
         s, out = step(config, s, action_from_record(record))
         k += (record["kind"] == "RequestArrives") + bool(out.responses)  # the events black-box shows of it
+
+
+@pytest.mark.parametrize("workload", ["pool-exhaustion", "retry-storm-limited", "faults"])
+def test_the_hidden_steps_a_state_offers_are_its_enabled_hidden_actions_in_their_order(tmp_path: Path, workload: str) -> None:
+    """``enabled_hidden`` tries a thread's steps only where its stage offers them (spec.workers and
+    spec.remoting's STEP_STAGES): along the true run of a recording, at each level, it gives
+    exactly the hidden actions whose guards hold, in the order of the full list (the witness
+    search orders a node's children by it where urgencies tie)."""
+    full = _recorded(tmp_path, workload, "5.3.3", 600)
+    header = header_from_record(full[0])
+    for level in (Observation.QUEUES, Observation.BLACK_BOX):
+        replay = PartialReplay(dataclasses.replace(header, observation=level))
+        stages: set[object] = set()  # the thread stages the enabled steps were found in
+        for _, s, _ in _true_run(header.config, full):
+            every = [(a, effect) for a, guard, effect in replay._hidden_candidates(s).actions if guard(replay.config, s, a)]
+            assert replay.enabled_hidden(s) == every, f"{level.value}, state at {s.now}"
+            stages |= {WORKER_STEP_STAGES.get(type(a)) or IO_STEP_STAGES.get(type(a)) for a, _ in every}
+        # At queues the put path's three stages (taking the head is observed); at black-box the idle
+        # worker's too, and a remoting thread's stages before and after it creates the task.
+        assert len(stages - {None}) >= (3 if level is Observation.QUEUES else 6), (level.value, stages)
 
 
 def _from_the_true_run(
@@ -2536,7 +2558,7 @@ def test_the_hidden_candidates_made_once_per_shape_are_those_of_every_state(tmp_
         def _hidden_candidates(self, s: Any) -> Any:
             listed = super()._hidden_candidates(s)
             fresh = [a for a in candidate_actions(self.config, s, self.environment) if type(a) in self.hidden_rules]
-            assert [a for a, _, _ in listed] == fresh
+            assert [a for a, _, _ in listed.actions] == fresh
             return listed
 
     for workload, level in (("pool-exhaustion", Observation.QUEUES), ("every-code", Observation.QUEUES), ("faults", Observation.BLACK_BOX)):
@@ -3115,8 +3137,8 @@ def test_a_foreign_task_is_proposed_only_while_the_declaration_allows_one_more()
     after = replace(before, next_foreign_id=before.next_foreign_id + 1)
     for s in (before, after):
         fresh = [a for a in candidate_actions(search.config, s, search.environment) if type(a) in search.hidden_rules]
-        assert [a for a, _, _ in search._hidden_candidates(s)] == fresh
-    assert len(search.hidden_by_shape) == 2 and len(search._hidden_candidates(before)) == len(search._hidden_candidates(after)) + 1
+        assert [a for a, _, _ in search._hidden_candidates(s).actions] == fresh
+    assert len(search.hidden_by_shape) == 2 and len(search._hidden_candidates(before).actions) == len(search._hidden_candidates(after).actions) + 1
 
 
 def test_at_queues_an_event_later_than_the_clock_finds_the_clock_moved_to_it(tmp_path: Path) -> None:

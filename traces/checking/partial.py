@@ -65,14 +65,16 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from spec.actors import Action
+from spec.actors import Action, IoThreadStep, WorkerStep
 from spec.config import BrokerConfig
 from spec.environment import ClockAdvances
 from spec.frozen import replace
 from spec.fastfailure import FastFailureStartsRun
 from spec.machine import RULES, Effect, Environment, Guard, candidate_actions
-from spec.remoting import RequestArrives
-from spec.state import BrokerState, FastFailurePhase, Response, initial_state, written_as
+from spec.profiles import ExecutorName
+from spec.remoting import STEP_STAGES as IO_STEP_STAGES, RequestArrives
+from spec.state import BrokerState, FastFailurePhase, IoStage, Response, WorkerStage, initial_state, written_as
+from spec.workers import STEP_STAGES as WORKER_STEP_STAGES
 from properties.steptable import describe_action
 from traces.checking.explain import not_enabled
 from traces.checking.layout import Layout, Unit, read_unit
@@ -158,6 +160,37 @@ class PartialResult:
     search: str = "exhaustive search"  # which search decided; for the witness-first one, the candidates are the states it searched at each event
 
 
+class _Offered:
+    """The hidden actions a shape of state offers (:meth:`PartialReplay._hidden_candidates`), each
+    with its guard and effect, and indexed by the stage its guard reads first: a worker's steps by
+    executor, worker and stage (:data:`spec.workers.STEP_STAGES`), a remoting thread's by thread
+    and stage (:data:`spec.remoting.STEP_STAGES`), the rest (fast failure, the commit service,
+    faults, the environment) in ``others``. Of the 54 actions a state of the bench's bursts trace
+    offers, 27 are its workers' and 16 its remoting threads', and about 4 are enabled. Each indexed entry keeps its
+    place in :attr:`actions`, so that the enabled ones come out in that order (the witness search
+    orders a node's children by it where their urgencies tie)."""
+
+    def __init__(self, actions: list[tuple[Action, Guard, Effect]]) -> None:
+        self.actions = actions
+        self.others: list[tuple[int, Action, Guard, Effect]] = []
+        self.of_worker: dict[tuple[ExecutorName, int, WorkerStage], list[tuple[int, Action, Guard, Effect]]] = {}
+        self.of_io_thread: dict[tuple[int, IoStage], list[tuple[int, Action, Guard, Effect]]] = {}
+        for n, (a, guard, effect) in enumerate(actions):
+            entry = (n, a, guard, effect)
+            if isinstance(a, WorkerStep) and type(a) in WORKER_STEP_STAGES:
+                for stage in WORKER_STEP_STAGES[type(a)]:
+                    self.of_worker.setdefault((a.executor, a.worker, stage), []).append(entry)
+            elif isinstance(a, IoThreadStep) and type(a) in IO_STEP_STAGES:
+                for io_stage in IO_STEP_STAGES[type(a)]:
+                    self.of_io_thread.setdefault((a.io_thread, io_stage), []).append(entry)
+            else:
+                self.others.append(entry)
+
+
+def _place(found: tuple[int, Action, Effect]) -> int:
+    return found[0]
+
+
 class OutOfBudget(Exception):
     """A budget of :class:`Budgets` ran out; the message names it."""
 
@@ -176,7 +209,7 @@ class PartialReplay:
         visible = LEVEL_KINDS[header.observation]
         #: The guard and effect of each action kind the level leaves out.
         self.hidden_rules = {cls: rule for cls, rule in RULES.items() if cls.__name__ not in visible}
-        self.hidden_by_shape: dict[object, list[tuple[Action, Guard, Effect]]] = {}
+        self.hidden_by_shape: dict[object, _Offered] = {}
         #: What the outside world may do unseen: the trace's declaration (or the part of it the
         #: caller names: :func:`witness_environments`), without requests or clock (the trace's own
         #: events); of it, the search proposes only the actions the level hides.
@@ -212,11 +245,11 @@ class PartialReplay:
         after, out = effect(self.config, s, a)
         return after, out.responses
 
-    def _hidden_candidates(self, s: BrokerState) -> list[tuple[Action, Guard, Effect]]:
+    def _hidden_candidates(self, s: BrokerState) -> _Offered:
         """The hidden actions of ``s``'s threads and of the environment the trace declares
         (:attr:`environment`), with their rules. That environment sends no request and leaves the
         clock to the search, so the candidates depend only on which threads and queues there are
-        and on whether a foreign task may still come: the list is made once per such shape."""
+        and on whether a foreign task may still come: they are listed once per such shape."""
         env = self.environment
         shape = (
             len(s.io_threads),
@@ -226,9 +259,9 @@ class PartialReplay:
         )
         found = self.hidden_by_shape.get(shape)
         if found is None:
-            found = self.hidden_by_shape[shape] = [
-                (a, *self.hidden_rules[type(a)]) for a in candidate_actions(self.config, s, env) if type(a) in self.hidden_rules
-            ]
+            found = self.hidden_by_shape[shape] = _Offered(
+                [(a, *self.hidden_rules[type(a)]) for a in candidate_actions(self.config, s, env) if type(a) in self.hidden_rules]
+            )
         return found
 
     def hidden_steps(self, s: BrokerState) -> Iterator[tuple[Action, BrokerState, tuple[Response, ...]]]:
@@ -236,11 +269,27 @@ class PartialReplay:
         for a, effect in self.enabled_hidden(s):
             yield a, *self.take(s, a, effect)
 
-    def enabled_hidden(self, s: BrokerState) -> Iterator[tuple[Action, Effect]]:
-        """Each hidden action enabled in ``s``, with its effect, not yet taken (:meth:`take`)."""
-        for a, guard, effect in self._hidden_candidates(s):
-            if guard(self.config, s, a):
-                yield a, effect
+    def enabled_hidden(self, s: BrokerState) -> list[tuple[Action, Effect]]:
+        """Each hidden action enabled in ``s``, with its effect, not yet taken (:meth:`take`), in
+        the order of the shape's list. A thread's steps are tried only where its stage offers
+        them (:class:`_Offered`); the guard of every other step of it is false."""
+        offered = self._hidden_candidates(s)
+        config = self.config
+        found: list[tuple[int, Action, Effect]] = []
+        for n, a, guard, effect in offered.others:
+            if guard(config, s, a):
+                found.append((n, a, effect))
+        for e in s.executors:
+            for w, worker in enumerate(e.workers):
+                for n, a, guard, effect in offered.of_worker.get((e.name, w, worker.stage), ()):
+                    if guard(config, s, a):
+                        found.append((n, a, effect))
+        for i, io in enumerate(s.io_threads):
+            for n, a, guard, effect in offered.of_io_thread.get((i, io.stage), ()):
+                if guard(config, s, a):
+                    found.append((n, a, effect))
+        found.sort(key=_place)
+        return [(a, effect) for _, a, effect in found]
 
     def take(self, s: BrokerState, a: Action, effect: Effect) -> tuple[BrokerState, tuple[Response, ...]]:
         """The enabled action ``a`` taken in ``s`` by its effect: the state after it and what it wrote."""
@@ -405,7 +454,7 @@ class PartialReplay:
         if record["kind"] == RESPONSE_KIND:
             writers = [
                 f"{describe_action(a)} writes {self._answers(written)}"
-                for a, guard, effect in self._hidden_candidates(s)
+                for a, guard, effect in self._hidden_candidates(s).actions
                 if guard(self.config, s, a) and (written := effect(self.config, s, a)[1].responses)
             ]
             return "; ".join(writers) if writers else "no hidden step here writes a response"
