@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from spec.actors import Action, IoThreadStep, WorkerStep
 from spec.codes import OVERLOAD_REMARK
 from spec.invariants import known_defects
 from spec.remoting import STEP_STAGES as IO_STEP_STAGES
@@ -295,19 +296,39 @@ def _true_run(config: Any, full: list[dict[str, Any]]) -> Iterator[tuple[dict[st
 
 @pytest.mark.parametrize("workload", ["pool-exhaustion", "retry-storm-limited", "faults"])
 def test_the_hidden_steps_a_state_offers_are_its_enabled_hidden_actions_in_their_order(tmp_path: Path, workload: str) -> None:
-    """``enabled_hidden`` tries a thread's steps only where its stage offers them (spec.workers and
-    spec.remoting's STEP_STAGES): along the true run of a recording, at each level, it gives
-    exactly the hidden actions whose guards hold, in the order of the full list (the witness
-    search orders a node's children by it where urgencies tie)."""
+    """``enabled_hidden`` reads the guards of a thread's steps only where its stage offers them
+    (spec.workers and spec.remoting's STEP_STAGES), and every other guard: along the true run of
+    a recording, at each level, it reads those and gives exactly the hidden actions whose guards
+    hold, in the order of the full list (the witness search orders a node's children by it where
+    urgencies tie)."""
     full = _recorded(tmp_path, workload, "5.3.3", 600)
     header = header_from_record(full[0])
+    read: list[Action] = []  # the actions whose guards enabled_hidden read
+
+    def counted(guard: Callable[..., bool]) -> Callable[..., bool]:
+        def reading(config: Any, s: Any, a: Action) -> bool:
+            read.append(a)
+            return guard(config, s, a)
+        return reading
+
+    def offered_by_its_stage(s: Any, a: Action) -> bool:
+        if isinstance(a, WorkerStep):
+            return s.executor(a.executor).workers[a.worker].stage in WORKER_STEP_STAGES[type(a)]
+        return not isinstance(a, IoThreadStep) or s.io_threads[a.io_thread].stage in IO_STEP_STAGES[type(a)]
+
+    step_stages: dict[type[Action], tuple[object, ...]] = dict(WORKER_STEP_STAGES.items()) | dict(IO_STEP_STAGES.items())
     for level in (Observation.QUEUES, Observation.BLACK_BOX):
         replay = PartialReplay(dataclasses.replace(header, observation=level))
+        replay.hidden_rules = {cls: (counted(guard), effect) for cls, (guard, effect) in replay.hidden_rules.items()}
         stages: set[object] = set()  # the thread stages the enabled steps were found in
         for _, s, _ in _true_run(header.config, full):
-            every = [(a, effect) for a, guard, effect in replay._hidden_candidates(s).actions if guard(replay.config, s, a)]
-            assert replay.enabled_hidden(s) == every, f"{level.value}, state at {s.now}"
-            stages |= {WORKER_STEP_STAGES.get(type(a)) or IO_STEP_STAGES.get(type(a)) for a, _ in every}
+            offered = replay._hidden_candidates(s).actions
+            read.clear()
+            enabled = replay.enabled_hidden(s)
+            assert sorted(read, key=repr) == sorted((a for a, _, _ in offered if offered_by_its_stage(s, a)), key=repr), f"{level.value}, state at {s.now}"
+            every = [(a, effect) for a, guard, effect in offered if guard(replay.config, s, a)]
+            assert enabled == every, f"{level.value}, state at {s.now}"
+            stages |= {step_stages.get(type(a)) for a, _ in every}
         # At queues the put path's three stages (taking the head is observed); at black-box the idle
         # worker's too, and a remoting thread's stages before and after it creates the task.
         assert len(stages - {None}) >= (3 if level is Observation.QUEUES else 6), (level.value, stages)

@@ -177,18 +177,14 @@ class _Offered:
         self.of_io_thread: dict[tuple[int, IoStage], list[tuple[int, Action, Guard, Effect]]] = {}
         for n, (a, guard, effect) in enumerate(actions):
             entry = (n, a, guard, effect)
-            if isinstance(a, WorkerStep) and type(a) in WORKER_STEP_STAGES:
+            if isinstance(a, WorkerStep):
                 for stage in WORKER_STEP_STAGES[type(a)]:
                     self.of_worker.setdefault((a.executor, a.worker, stage), []).append(entry)
-            elif isinstance(a, IoThreadStep) and type(a) in IO_STEP_STAGES:
+            elif isinstance(a, IoThreadStep):
                 for io_stage in IO_STEP_STAGES[type(a)]:
                     self.of_io_thread.setdefault((a.io_thread, io_stage), []).append(entry)
             else:
                 self.others.append(entry)
-
-
-def _place(found: tuple[int, Action, Effect]) -> int:
-    return found[0]
 
 
 class OutOfBudget(Exception):
@@ -288,7 +284,7 @@ class PartialReplay:
             for n, a, guard, effect in offered.of_io_thread.get((i, io.stage), ()):
                 if guard(config, s, a):
                     found.append((n, a, effect))
-        found.sort(key=_place)
+        found.sort()  # by place: no two share one
         return [(a, effect) for _, a, effect in found]
 
     def take(self, s: BrokerState, a: Action, effect: Effect) -> tuple[BrokerState, tuple[Response, ...]]:
