@@ -166,9 +166,9 @@ class _Offered:
     executor, worker and stage (:data:`spec.workers.STEP_STAGES`), a remoting thread's by thread
     and stage (:data:`spec.remoting.STEP_STAGES`), the rest (fast failure, the commit service,
     faults, the environment) in ``others``. Of the 54 actions a state of the bench's bursts trace
-    offers, 27 are its workers' and 16 its remoting threads', and about 4 are enabled. Each indexed entry keeps its
-    place in :attr:`actions`, so that the enabled ones come out in that order (the witness search
-    orders a node's children by it where their urgencies tie)."""
+    offers, 27 are its workers' and 16 its remoting threads', and about 4 are enabled. Each
+    indexed entry keeps its place in :attr:`actions`, so that the enabled ones come out in that
+    order (the witness search orders a node's children by it where their urgencies tie)."""
 
     def __init__(self, actions: list[tuple[Action, Guard, Effect]]) -> None:
         self.actions = actions

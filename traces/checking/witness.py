@@ -1115,14 +1115,14 @@ class _Search:
         enabled: list[tuple[Action, Effect]] | None = None
         taken: dict[int, tuple[BrokerState, tuple[Response, ...]]] = {}
         if event.clock and self.strategy.loads_early and s.lock.holder is None and self._lock_due(s, k, event.ts) is not None:
-            enabled = list(replay.enabled_hidden(s))
+            enabled = replay.enabled_hidden(s)
             yield from self._silent(s, k, trail, [(i, a, effect) for i, (a, effect) in enumerate(enabled) if self._takes_the_lock(s, a, k)], taken)
         if s.now == event.before:
             if event.arrival:
                 replay.number(record["request_id"], (s,))
             expected = [(replay.id_of.get(r.request_id), r.code, r.remark) for r in event.recorded]
             if event.answer:
-                enabled = list(replay.enabled_hidden(s))
+                enabled = replay.enabled_hidden(s)
                 answered = {request for request, _, _ in expected}
                 for i, (a, effect) in enumerate(enabled):
                     if isinstance(a, (IoThreadStep, WorkerStep)) and _request_served(s, a) not in answered:
@@ -1143,7 +1143,7 @@ class _Search:
         # A hidden step's effect is taken only when the step is tried (most nodes' first child
         # leads on); one that writes a response is no silent step and is passed over then.
         if enabled is None:
-            enabled = list(replay.enabled_hidden(s))
+            enabled = replay.enabled_hidden(s)
         silent = sorted(
             (urgency, i, a, effect)
             for i, (a, effect) in enumerate(enabled)
